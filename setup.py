@@ -1,0 +1,5 @@
+import setuptools
+
+setuptools.setup(
+    setup_requires=['pbr>=5.8.0'],
+    pbr=True)
