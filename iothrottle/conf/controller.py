@@ -1,0 +1,85 @@
+"""[controller]: the policy that turns samples into caps.
+
+Every tunable of ``iothrottle.controller.guarantee`` and
+``iothrottle.controller.paper`` is here; the module essays explain them.
+"""
+
+from oslo_config import cfg
+
+from iothrottle.conf import groups
+
+GROUP = cfg.OptGroup(
+    'controller',
+    title='Guarantee controller',
+    help='Which policy decides caps, and its tunables.')
+
+OPTS = [
+    cfg.StrOpt('policy',
+               default='guarantee',
+               help='Controller policy, an entry point of the '
+                    '"iothrottle.policies" namespace: "guarantee" (keeps '
+                    'every instance at or above its minimum guarantee), '
+                    '"paper" (Algorithm 1 of seed 000, the reference) or '
+                    '"none" (observe only).'),
+    cfg.FloatOpt('interval_s',
+                 default=5.0, min=0.5,
+                 help='Seconds between two controller decisions; the '
+                      'samples cover this interval. Seed 000 used 5 s.'),
+    cfg.FloatOpt('border_fraction',
+                 default=0.9, min=0.1, max=1.0,
+                 help='A storage domain counts as saturated when its load '
+                      'reaches this fraction of its capacity (seed 000 and '
+                      'VMware SIOC use 0.9). Unitless.'),
+    cfg.FloatOpt('latency_factor',
+                 default=3.0, min=1.0,
+                 help='A storage domain also counts as saturated when its '
+                      'mean latency exceeds this multiple of the lowest '
+                      'latency it has shown (its baseline). Unitless.'),
+    cfg.FloatOpt('want_inflight',
+                 default=0.5, min=0.0,
+                 help='An instance "wants more" when its mean number of '
+                      'requests in flight (IOPS x mean latency, Little\'s '
+                      'law) is at least this. A paced, satisfied stream '
+                      'stays below it; a starved one sits near 1 per '
+                      'stream. Requests.'),
+    cfg.FloatOpt('guard_fraction',
+                 default=0.2, min=0.0, max=1.0,
+                 help='Headroom kept above a guarantee: an instance that '
+                      'wants more and is below (1 + guard_fraction) x its '
+                      'guarantee blocks any cap release, so releases stop '
+                      'before a guarantee breaks. Unitless.'),
+    cfg.FloatOpt('release_fraction',
+                 default=0.1, min=0.01, max=1.0,
+                 help='Gradual release: when no guarantee is at risk, a '
+                      'cap grows by this fraction of itself per interval. '
+                      'Unitless.'),
+    cfg.IntOpt('calm_intervals',
+               default=3, min=1,
+               help='Releases wait until no guarantee has been at risk for '
+                    'this many intervals in a row, so one lucky interval '
+                    'does not start a release that the next one undoes. '
+                    'Intervals.'),
+    cfg.FloatOpt('lease_s',
+                 default=30.0, min=1.0,
+                 help='Lifetime of a cap set by the "guarantee" policy. '
+                      'The policy renews caps it still needs every '
+                      'interval; the compute agent lifts an expired cap by '
+                      'itself. Seconds; must exceed interval_s.'),
+    cfg.FloatOpt('paper_rate',
+                 default=0.5, min=0.01, max=0.99,
+                 help='"paper" policy: the cap is rate x the top '
+                      'consumer\'s last throughput (seed 000 gives no '
+                      'number). Unitless.'),
+    cfg.FloatOpt('paper_cap_time_s',
+                 default=60.0, min=1.0,
+                 help='"paper" policy: lifetime of a cap (seed 000: '
+                      '60 s). Seconds; must exceed interval_s.'),
+]
+
+
+def register_opts(conf):
+    groups.register(conf, GROUP, OPTS)
+
+
+def list_opts():
+    return [(GROUP, OPTS)]
