@@ -1,0 +1,1 @@
+"""Pure controllers: samples in, decisions out. No I/O, no clocks."""

@@ -1,0 +1,431 @@
+"""The ``guarantee`` policy: every instance keeps its floor, spare
+capacity goes to whoever wants it.
+
+The problem
+-----------
+Seed 000 calls it *minimum-guarantee best-effort*: each instance is
+promised a floor of IOPS and bandwidth on its shared storage domain, and
+may use any capacity nobody else needs.  A neighbour that raises its I/O
+parallelism fills the storage queue and pushes the others below their
+floors; a cap on that neighbour, applied in the hypervisor, empties the
+queue again.  Algorithm 1 of seed 000 (``iothrottle.controller.paper``)
+does this with a blind rule - cap the top consumer at ``rate`` x its
+rate - and section 5 of the paper names what that gets wrong: it caps a
+VM that needed no control (VM2, once the top consumer, stayed at 420 of
+its 800 KB/s), it releases all at once, and IOPS or bandwidth alone
+mis-measure load.  This policy keeps the paper's architecture and fixes
+those three things.
+
+The model
+---------
+Load is measured in one unit, the fraction of the domain's device time,
+with the linear model of ``iothrottle.controller.cost``: a request of
+``s`` bytes costs ``1/max_iops + s/max_bytes_sec`` seconds.  For each
+disk the policy computes, from the host's view of the last interval:
+
+* ``load``: its share of the domain (``n/max_iops + b/max_bytes_sec``);
+* ``floor_load``: the load its guarantee is worth at its own mean
+  request size ``s``: ``max(min_iops, min_bytes_sec/s) x cost(s)``;
+* ``satisfaction``: achieved / guaranteed on each axis that has a floor,
+  the smaller of the two (infinite without a guarantee);
+* ``wants_more``: whether it would use more if it got it.  This is the
+  paper's section 3.2 question, answered with Little's law: a disk's mean
+  number of requests in flight is ``iops x mean latency``.  A paced
+  stream whose demand is met spends most of its time waiting for its
+  next slot: 12.5 req/s at 10 ms is 0.125 in flight.  A stream that is
+  held back - by the storage queue or by its cap - always has a request
+  waiting: a starved synchronous stream sits at 1.0, a capped 10-process
+  burster at ~10 (QEMU counts the time a request waits in its throttle
+  queue in the latency libvirt reports).  So ``wants_more`` is
+  ``inflight >= want_inflight`` (0.5), or, for a capped disk, running at
+  ``AT_CAP_FRACTION`` (90 %) of its cap or more - which does not depend
+  on how QEMU accounts throttle waits.  Nothing from inside the guest is
+  needed or trusted.
+
+A domain is *saturated* when its total load reaches ``border_fraction``
+(0.9, as in seed 000 and VMware SIOC) or the IOPS-weighted mean latency
+of its uncapped disks (a capped disk's latency includes its own throttle
+queue) exceeds ``latency_factor`` (3) x its baseline, the lowest latency it
+showed below the border (each interval below the border may raise it
+by at most 1 %, so a store that got slower for good is re-learned).
+The latency test catches a domain whose declared capacity is too high.
+
+The control loop
+----------------
+Each interval, for one storage domain:
+
+1. *Victims* are disks that want more and are below their guarantee
+   (``satisfaction < 1``); disks that want more and are within the guard
+   band (``satisfaction < 1 + guard_fraction``) are *at risk*.
+2. Saturated and victims exist: **tighten**.  The deficit is the load the
+   victims lack to reach the top of the guard band,
+   ``sum(floor_load x (1 + guard) - load)``, doubled for each interval
+   in a row that already tightened (at most x8): a victim held back by
+   latency - one synchronous stream - regains less than the load freed,
+   so a persistent shortfall escalates the cut.  It is taken from the other
+   disks' *excess over their own floor* by weighted water-filling: find
+   the level ``lam`` at which ``sum(max(0, excess - lam x weight))``
+   equals the deficit, and cut each donor to ``floor_load + min(excess,
+   lam x weight)``.  The largest excess (per unit of tier weight) is cut
+   first; a disk at or below its floor is never a donor; a cap never goes
+   below ``min_iops``/``min_bytes_sec``.  If all excess together is less
+   than the deficit, every donor is cut to its floor (the guarantees
+   overbook the domain; the reason says so).
+3. Otherwise, if any disk is at risk: **hold** - renew every cap as it
+   is, so a release does not push a guaranteed disk over the edge.
+4. Otherwise, once nobody has been at risk for ``calm_intervals`` (3)
+   intervals in a row, **release gradually**: a capped disk that no
+   longer wants more is released outright (its demand fell under its
+   cap); any other cap grows by ``release_fraction`` (10 %) of itself
+   per interval, and is lifted once it would exceed the domain's border.
+
+Caps are leases of ``lease_s`` (30 s) that the policy renews every
+interval it still wants them; the compute agent lifts an expired lease by
+itself, so a lost controller never leaves a VM throttled.  The policy
+keeps no per-disk memory: the cap in force arrives with each sample
+(``DiskInput.cap``) and its load is recomputed from it, so a restarted
+controller or a second host picks up where the last one stopped.  Its
+only state is the domain's baseline latency.
+
+Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
+size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
+(load 0.82); VM2, guaranteed 10 IOPS (floor load 0.10), gets 5 IOPS with
+1.0 in flight; VM3 and VM4 are at or above their floors.  The domain is
+saturated (0.97 >= 0.9).  Deficit = 0.10 x 1.2 - 0.05 = 0.07, all taken
+from VM1 (excess 0.82 - 0.10), which gets 0.75 x 100 = 75 IOPS and
+75 x 64 KB = 4.9 MB/s.  If VM2 is still short next interval, VM1 is cut
+again by twice what VM2 still lacks, then four times; once everyone has
+been 20 % clear of their floor for three intervals, VM1's cap grows 10 %
+per interval until someone is at risk again.
+
+Tunables (``[controller]``)
+---------------------------
+``border_fraction``   0.9   saturation by load, fraction of capacity
+``latency_factor``    3.0   saturation by latency, multiple of baseline
+``want_inflight``     0.5   requests in flight that mean "wants more"
+``guard_fraction``    0.2   headroom over a floor that blocks releases
+``release_fraction``  0.1   per-interval growth of a cap being released
+``calm_intervals``    3     intervals without risk before a release
+``lease_s``           30    lifetime of a cap, seconds
+"""
+
+import dataclasses
+import math
+
+from iothrottle.controller import cost
+from iothrottle.controller import model
+from iothrottle.controller import policy
+
+# A capped disk doing at least this fraction of its cap is pushing
+# against it: QEMU's throttle lets a saturated stream average just under
+# the limit, and one 2 s interval of a 20 IOPS cap is only 40 requests.
+AT_CAP_FRACTION = 0.9
+
+# Consecutive tightening intervals double the cut, up to 2^3 = 8 times
+# the deficit: a victim that is latency-bound (one synchronous stream)
+# recovers less than the load freed, so a fixed cut could take many
+# intervals; bounded, so one noisy interval cannot cut to the floors.
+MAX_ESCALATION = 3
+
+# Per-interval upward creep of the baseline latency: a store that became
+# slower for good is re-learned within ~70 intervals (1.01^70 = 2).
+BASELINE_DRIFT = 1.01
+
+
+@dataclasses.dataclass(frozen=True)
+class GuaranteeTunables:
+    border_fraction: float = 0.9
+    latency_factor: float = 3.0
+    want_inflight: float = 0.5
+    guard_fraction: float = 0.2
+    release_fraction: float = 0.1
+    calm_intervals: int = 3
+    lease_s: float = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DomainState:
+    """What the policy remembers of a domain between intervals.
+
+    ``baseline_latency_s``: lowest mean latency shown below the border
+    (0 until it has shown one).  ``tighten_streak``: consecutive
+    intervals that tightened.  ``calm_streak``: consecutive intervals in
+    which no guarantee was at risk.
+    """
+    baseline_latency_s: float = 0.0
+    tighten_streak: int = 0
+    calm_streak: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Assessment:
+    """The policy's view of one disk over one interval."""
+    disk: model.DiskInput
+    request_bytes: float
+    load: float
+    floor_load: float
+    cap_load: float
+    satisfaction: float
+    wants_more: bool
+
+    @property
+    def excess(self):
+        return max(0.0, self.load - self.floor_load)
+
+    @property
+    def name(self):
+        return self.disk.sample.instance_name or self.disk.disk_id
+
+
+def assess(disk, capacity, want_inflight):
+    """Turn one ``DiskInput`` into the figures the loop works with."""
+    s = disk.sample
+    g = disk.guarantee
+    size = cost.mean_request_bytes(s.iops, s.bytes_sec)
+    floor_iops = max(g.min_iops, g.min_bytes_sec / size)
+    ratios = []
+    if g.min_iops > 0:
+        ratios.append(s.iops / g.min_iops)
+    if g.min_bytes_sec > 0:
+        ratios.append(s.bytes_sec / g.min_bytes_sec)
+    cap_load = math.inf
+    if disk.cap is not None:
+        cap_load = cost.load_of_cap(capacity, disk.cap.iops,
+                                    disk.cap.bytes_sec, size)
+    return Assessment(
+        disk=disk,
+        request_bytes=size,
+        load=cost.load(capacity, s.iops, s.bytes_sec),
+        floor_load=floor_iops * cost.request_cost_s(capacity, size),
+        cap_load=cap_load,
+        satisfaction=min(ratios) if ratios else math.inf,
+        wants_more=(s.inflight >= want_inflight
+                    or _at_cap(s, disk.cap)))
+
+
+def _at_cap(sample, cap):
+    """Whether a disk runs at its cap on either axis."""
+    if cap is None:
+        return False
+    return ((cap.iops > 0 and sample.iops >= AT_CAP_FRACTION * cap.iops)
+            or (cap.bytes_sec > 0
+                and sample.bytes_sec >= AT_CAP_FRACTION * cap.bytes_sec))
+
+
+def water_fill(excesses, weights, deficit):
+    """Cuts that remove ``deficit`` from the largest excesses first.
+
+    Returns one cut per donor; cut_i = max(0, excess_i - lam x weight_i)
+    for the level ``lam`` at which the cuts sum to ``deficit``, or every
+    excess in full when they sum to less than ``deficit``.
+    """
+    if deficit <= 0:
+        return [0.0] * len(excesses)
+    if sum(excesses) <= deficit:
+        return list(excesses)
+    # Lower lam from the top; between breakpoints the cut sum is linear.
+    order = sorted(range(len(excesses)),
+                   key=lambda i: excesses[i] / weights[i], reverse=True)
+    active_weight = 0.0
+    active_excess = 0.0
+    lam = excesses[order[0]] / weights[order[0]]
+    for k, i in enumerate(order):
+        active_weight += weights[i]
+        active_excess += excesses[i]
+        nxt = (excesses[order[k + 1]] / weights[order[k + 1]]
+               if k + 1 < len(order) else 0.0)
+        # Cut sum at level lam over the active donors.
+        lam = (active_excess - deficit) / active_weight
+        if lam >= nxt:
+            break
+    return [max(0.0, e - lam * w) for e, w in zip(excesses, weights)]
+
+
+class GuaranteePolicy(policy.Policy):
+
+    def __init__(self, tunables=GuaranteeTunables()):
+        self.tunables = tunables
+
+    @classmethod
+    def from_conf(cls, conf):
+        c = conf.controller
+        return cls(GuaranteeTunables(
+            border_fraction=c.border_fraction,
+            latency_factor=c.latency_factor,
+            want_inflight=c.want_inflight,
+            guard_fraction=c.guard_fraction,
+            release_fraction=c.release_fraction,
+            calm_intervals=c.calm_intervals,
+            lease_s=c.lease_s))
+
+    def initial_state(self):
+        return DomainState()
+
+    def decide(self, view, state):
+        t = self.tunables
+        state = state or DomainState()
+        rows = [assess(d, view.capacity, t.want_inflight)
+                for d in view.disks]
+        total_load = sum(r.load for r in rows)
+        latency_s = _mean_latency_s(view.disks)
+        baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
+                                    total_load < t.border_fraction)
+        saturation = self._saturation(total_load, latency_s,
+                                      state.baseline_latency_s)
+        victims = [r for r in rows if r.wants_more and r.satisfaction < 1]
+        at_risk = [r for r in rows
+                   if r.wants_more
+                   and r.satisfaction < 1 + t.guard_fraction]
+        tighten_streak = calm_streak = 0
+        if saturation and victims:
+            gain = 2 ** min(state.tighten_streak, MAX_ESCALATION)
+            decisions = self._tighten(view, rows, victims, saturation, gain)
+            tighten_streak = state.tighten_streak + 1
+        elif at_risk:
+            decisions = self._hold(rows, 'held: %s within %.0f %% of '
+                                   'guarantee' % (
+                                       ', '.join(r.name for r in at_risk),
+                                       t.guard_fraction * 100))
+        elif state.calm_streak + 1 < t.calm_intervals:
+            calm_streak = state.calm_streak + 1
+            decisions = self._hold(rows, 'held: calm for %d of %d '
+                                   'intervals before a release' % (
+                                       calm_streak, t.calm_intervals))
+        else:
+            calm_streak = state.calm_streak + 1
+            decisions = self._release(view, rows)
+        return policy.Outcome(
+            decisions=tuple(decisions),
+            state=DomainState(baseline_s, tighten_streak, calm_streak))
+
+    def _saturation(self, total_load, latency_s, baseline_s):
+        """Why the domain is saturated, or '' when it is not."""
+        t = self.tunables
+        if total_load >= t.border_fraction:
+            return 'domain load %.2f >= border %.2f' % (
+                total_load, t.border_fraction)
+        if baseline_s > 0 and latency_s >= t.latency_factor * baseline_s:
+            return 'latency %.1f ms >= %.1f x baseline %.1f ms' % (
+                latency_s * 1e3, t.latency_factor, baseline_s * 1e3)
+        return ''
+
+    def _tighten(self, view, rows, victims, saturation, gain):
+        t = self.tunables
+        deficit = gain * sum(max(0.0, v.floor_load * (1 + t.guard_fraction)
+                                 - v.load) for v in victims)
+        donors = [r for r in rows if r not in victims and r.excess > 0]
+        cuts = water_fill([d.excess for d in donors],
+                          [d.disk.guarantee.weight for d in donors],
+                          deficit)
+        overbooked = sum(d.excess for d in donors) < deficit
+        why = '%s; %s; deficit %.3f of capacity (x%d)%s' % (
+            saturation, _describe_victims(victims), deficit, gain,
+            ' (guarantees overbook the domain: donors cut to their floors)'
+            if overbooked else '')
+        cut_by_disk = {d.disk.disk_id: c for d, c in zip(donors, cuts)}
+        decisions = []
+        for r in rows:
+            cut = cut_by_disk.get(r.disk.disk_id, 0.0)
+            if cut > 0:
+                share = min(r.load - cut, r.cap_load)
+                decisions.append(self._cap(
+                    view, r, share,
+                    '%s; excess over own guarantee %.3f cut by %.3f'
+                    % (why, r.excess, cut)))
+            elif r.disk.cap is not None:
+                decisions.append(self._renew(r, 'kept while tightening: '
+                                             + why))
+        return decisions
+
+    def _hold(self, rows, why):
+        return [self._renew(r, why) for r in rows if r.disk.cap is not None]
+
+    def _release(self, view, rows):
+        t = self.tunables
+        decisions = []
+        for r in rows:
+            if r.disk.cap is None:
+                continue
+            if not r.wants_more:
+                decisions.append(_release(
+                    r, 'no longer pushing against its cap (%.2f in flight '
+                       '< %.2f)' % (r.disk.sample.inflight,
+                                    t.want_inflight)))
+                continue
+            share = r.cap_load * (1 + t.release_fraction)
+            if share >= t.border_fraction:
+                decisions.append(_release(
+                    r, 'cap grew past the domain border; lifted'))
+            else:
+                decisions.append(self._cap(
+                    view, r, share,
+                    'no guarantee at risk; cap released by %.0f %%'
+                    % (t.release_fraction * 100)))
+        return decisions
+
+    def _cap(self, view, row, share, reason):
+        """A cap holding ``row`` at ``share`` of the domain, never below
+        its guarantee."""
+        g = row.disk.guarantee
+        iops, bytes_sec = cost.cap_for_load(view.capacity, share,
+                                            row.request_bytes)
+        cap = model.Cap(iops=max(iops, g.min_iops),
+                        bytes_sec=max(bytes_sec, g.min_bytes_sec))
+        return model.Decision(
+            instance_uuid=row.disk.sample.instance_uuid,
+            device=row.disk.sample.device, action=model.CAP,
+            reason='%s -> %.1f IOPS, %.0f B/s' % (reason, cap.iops,
+                                                  cap.bytes_sec),
+            cap=cap, lease_s=self.tunables.lease_s)
+
+    def _renew(self, row, reason):
+        """Renew the cap in force, raised to the guarantee if a cap from
+        elsewhere (another policy, an older run) sits below it."""
+        return model.Decision(
+            instance_uuid=row.disk.sample.instance_uuid,
+            device=row.disk.sample.device, action=model.CAP,
+            reason=reason, cap=_at_least(row.disk.cap, row.disk.guarantee),
+            lease_s=self.tunables.lease_s)
+
+
+def _at_least(cap, g):
+    """``cap`` with each set limit raised to the guarantee's floor."""
+    return model.Cap(
+        iops=max(cap.iops, g.min_iops) if cap.iops > 0 else 0.0,
+        bytes_sec=(max(cap.bytes_sec, g.min_bytes_sec)
+                   if cap.bytes_sec > 0 else 0.0))
+
+
+def _release(row, reason):
+    return model.Decision(instance_uuid=row.disk.sample.instance_uuid,
+                          device=row.disk.sample.device,
+                          action=model.RELEASE, reason=reason)
+
+
+def _describe_victims(victims):
+    return 'below guarantee and wanting more: ' + ', '.join(
+        '%s (%.0f %% of guarantee, %.2f in flight)'
+        % (v.name, v.satisfaction * 100, v.disk.sample.inflight)
+        for v in victims)
+
+
+def _mean_latency_s(disks):
+    """IOPS-weighted mean latency of the uncapped disks, 0 without I/O.
+
+    A capped disk's latency includes the wait in its own throttle queue:
+    it says nothing about the storage domain.
+    """
+    free = [d for d in disks if d.cap is None]
+    total_iops = sum(d.sample.iops for d in free)
+    if total_iops <= 0:
+        return 0.0
+    return sum(d.sample.iops * d.sample.latency_s
+               for d in free) / total_iops
+
+
+def _next_baseline(baseline_s, latency_s, below_border):
+    if latency_s <= 0 or not below_border:
+        return baseline_s
+    if baseline_s <= 0:
+        return latency_s
+    return min(latency_s, baseline_s * BASELINE_DRIFT)

@@ -1,0 +1,170 @@
+"""The values that cross the controller boundary.
+
+The compute agent (or the conductor) turns libvirt counters into
+:class:`DiskSample` objects, pairs each with the instance's
+:class:`Guarantee` and the :class:`Cap` currently in force, and hands one
+:class:`DomainView` per storage domain to a policy.  The policy answers
+with :class:`Decision` objects.  Everything here is immutable and
+validated on construction, so a policy never sees a negative rate or a
+guarantee whose floor exceeds its ceiling.
+"""
+
+import dataclasses
+import math
+
+CAP = 'cap'
+RELEASE = 'release'
+
+
+def _check_rate(owner, name, value):
+    """Reject a rate that is not a finite number >= 0, naming the field."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError('%s: %s must be a number, got %r'
+                         % (owner, name, value))
+    if not math.isfinite(value) or value < 0:
+        raise ValueError('%s: %s must be a finite number >= 0, got %r'
+                         % (owner, name, value))
+
+
+@dataclasses.dataclass(frozen=True)
+class Guarantee:
+    """What an instance is promised on each of its disks.
+
+    ``min_*`` are floors the controller never caps below; ``max_*`` are the
+    operator's static ceilings (0 means none); ``weight`` shares spare
+    capacity between capped instances.
+    """
+    min_iops: float = 0.0
+    min_bytes_sec: float = 0.0
+    max_iops: float = 0.0
+    max_bytes_sec: float = 0.0
+    weight: float = 1.0
+    tier: str = ''
+
+    def __post_init__(self):
+        owner = 'guarantee' + (' of tier %r' % self.tier if self.tier else '')
+        for name in ('min_iops', 'min_bytes_sec', 'max_iops',
+                     'max_bytes_sec', 'weight'):
+            _check_rate(owner, name, getattr(self, name))
+        if self.weight <= 0:
+            raise ValueError('%s: weight must be > 0, got %r'
+                             % (owner, self.weight))
+        for floor, ceiling in (('min_iops', 'max_iops'),
+                               ('min_bytes_sec', 'max_bytes_sec')):
+            if 0 < getattr(self, ceiling) < getattr(self, floor):
+                raise ValueError('%s: %s (%r) exceeds %s (%r)' % (
+                    owner, floor, getattr(self, floor), ceiling,
+                    getattr(self, ceiling)))
+
+    @property
+    def is_empty(self):
+        return self.min_iops == 0 and self.min_bytes_sec == 0
+
+
+NO_GUARANTEE = Guarantee()
+
+
+@dataclasses.dataclass(frozen=True)
+class Capacity:
+    """Linear cost model of a storage domain (see ``cost``)."""
+    max_iops: float
+    max_bytes_sec: float
+
+    def __post_init__(self):
+        for name in ('max_iops', 'max_bytes_sec'):
+            _check_rate('capacity', name, getattr(self, name))
+            if getattr(self, name) <= 0:
+                raise ValueError('capacity: %s must be > 0' % name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Cap:
+    """A live I/O cap on one disk: libvirt's total_iops_sec and
+    total_bytes_sec (0 means not limited on that axis)."""
+    iops: float
+    bytes_sec: float
+
+    def __post_init__(self):
+        _check_rate('cap', 'iops', self.iops)
+        _check_rate('cap', 'bytes_sec', self.bytes_sec)
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskSample:
+    """One disk's I/O over the last interval, as the host saw it."""
+    instance_uuid: str
+    device: str
+    storage_domain: str
+    interval_s: float
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    read_bytes_sec: float = 0.0
+    write_bytes_sec: float = 0.0
+    latency_s: float = 0.0
+    instance_name: str = ''
+    flavor: str = ''
+
+    def __post_init__(self):
+        owner = 'sample of %s/%s' % (self.instance_uuid, self.device)
+        for field in dataclasses.fields(self):
+            if field.type == 'float' or field.type is float:
+                _check_rate(owner, field.name, getattr(self, field.name))
+        if self.interval_s <= 0:
+            raise ValueError('%s: interval_s must be > 0' % owner)
+
+    @property
+    def disk_id(self):
+        return '%s/%s' % (self.instance_uuid, self.device)
+
+    @property
+    def iops(self):
+        return self.read_iops + self.write_iops
+
+    @property
+    def bytes_sec(self):
+        return self.read_bytes_sec + self.write_bytes_sec
+
+    @property
+    def inflight(self):
+        """Mean requests in flight over the interval (Little's law)."""
+        return self.iops * self.latency_s
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskInput:
+    """A sample with what the controller must know about its owner."""
+    sample: DiskSample
+    guarantee: Guarantee = NO_GUARANTEE
+    cap: Cap = None
+
+    @property
+    def disk_id(self):
+        return self.sample.disk_id
+
+
+@dataclasses.dataclass(frozen=True)
+class DomainView:
+    """Every disk of one storage domain over one interval."""
+    storage_domain: str
+    capacity: Capacity
+    disks: tuple
+    now_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """Set (``CAP``) or lift (``RELEASE``) the cap on one disk.
+
+    A cap is a lease: the agent lifts it by itself ``lease_s`` seconds
+    after applying it unless a later decision renews it.
+    """
+    instance_uuid: str
+    device: str
+    action: str
+    reason: str
+    cap: Cap = None
+    lease_s: float = 0.0
+
+    @property
+    def disk_id(self):
+        return '%s/%s' % (self.instance_uuid, self.device)

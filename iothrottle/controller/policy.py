@@ -1,0 +1,61 @@
+"""What every controller policy is, and how a service picks one.
+
+A policy is a pure function with a little memory: ``decide(view, state)``
+takes one storage domain's :class:`~iothrottle.controller.model.DomainView`
+and the state it returned last time, and returns an :class:`Outcome` with
+the decisions and its next state.  It reads no clock (``view.now_s`` is
+the time) and does no I/O; the shells (compute agent, conductor) own the
+clock, libvirt and the leases.  Policies are found through the
+``iothrottle.policies`` entry point namespace and built with
+``from_conf(conf)``.
+"""
+
+import abc
+import dataclasses
+
+from stevedore import driver
+
+NAMESPACE = 'iothrottle.policies'
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    decisions: tuple
+    state: object = None
+
+
+class Policy(abc.ABC):
+    """Base of the controller policies."""
+
+    @classmethod
+    @abc.abstractmethod
+    def from_conf(cls, conf):
+        """Build the policy from the ``[controller]`` option group."""
+
+    def initial_state(self):
+        """State of a storage domain the policy has not seen yet."""
+        return None
+
+    @abc.abstractmethod
+    def decide(self, view, state):
+        """Return the :class:`Outcome` for one interval of one domain."""
+
+
+def load_policy(conf, name=None):
+    """Build the policy named ``name`` (default ``[controller] policy``).
+
+    Raises ``ValueError`` naming the policy when no entry point has it.
+    """
+    name = name or conf.controller.policy
+    try:
+        manager = driver.DriverManager(NAMESPACE, name, invoke_on_load=False)
+    except Exception as exc:
+        known = ', '.join(sorted(available_policies()))
+        raise ValueError('unknown controller policy %r (known: %s): %s'
+                         % (name, known, exc)) from None
+    return manager.driver.from_conf(conf)
+
+
+def available_policies():
+    from stevedore import extension
+    return extension.ExtensionManager(NAMESPACE).names()

@@ -1,0 +1,327 @@
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+import testtools
+
+from iothrottle.controller import guarantee
+from iothrottle.controller import model
+from iothrottle.controller import paper
+from tests.unit.controller import fluid
+
+STORE = model.Capacity(max_iops=100.0, max_bytes_sec=1e12)
+KB64 = 65536.0
+
+
+def disk(name, iops, latency_s, min_iops=0.0, cap=None, weight=1.0,
+         size=KB64):
+    return model.DiskInput(
+        sample=model.DiskSample(
+            instance_uuid=name, device='vda', storage_domain='store',
+            interval_s=5.0, write_iops=iops, write_bytes_sec=iops * size,
+            latency_s=latency_s, instance_name=name),
+        guarantee=model.Guarantee(min_iops=min_iops, weight=weight),
+        cap=cap)
+
+
+def decide(disks, state=None, capacity=STORE, tunables=None):
+    policy = guarantee.GuaranteePolicy(tunables
+                                       or guarantee.GuaranteeTunables())
+    view = model.DomainView(storage_domain='store', capacity=capacity,
+                            disks=tuple(disks), now_s=100.0)
+    return policy.decide(view, state or policy.initial_state())
+
+
+def by_name(outcome):
+    return {d.instance_uuid: d for d in outcome.decisions}
+
+
+class TestWantsMore(testtools.TestCase):
+
+    def test_paced_satisfied_stream_does_not_want_more(self):
+        r = guarantee.assess(disk('vm2', 12.5, 0.010, min_iops=10), STORE,
+                             0.5)
+        self.assertFalse(r.wants_more)
+
+    def test_starved_synchronous_stream_wants_more(self):
+        r = guarantee.assess(disk('vm2', 5, 0.200, min_iops=10), STORE, 0.5)
+        self.assertTrue(r.wants_more)
+        self.assertAlmostEqual(0.5, r.satisfaction)
+
+    def test_disk_running_at_its_cap_wants_more_whatever_its_latency(self):
+        # If QEMU did not count throttle waits in the latency, a capped
+        # burster would look idle (20 x 0.01 = 0.2 in flight).
+        cap = model.Cap(iops=20, bytes_sec=20 * KB64)
+        r = guarantee.assess(disk('vm1', 19.5, 0.010, cap=cap), STORE, 0.5)
+        self.assertTrue(r.wants_more)
+        r = guarantee.assess(disk('vm1', 10, 0.010, cap=cap), STORE, 0.5)
+        self.assertFalse(r.wants_more)
+
+    def test_floor_load_follows_request_size(self):
+        small = guarantee.assess(disk('a', 10, 0.01, min_iops=10,
+                                      size=4096),
+                                 model.Capacity(200, 150e6), 0.5)
+        big = guarantee.assess(disk('a', 10, 0.01, min_iops=10,
+                                    size=524288),
+                               model.Capacity(200, 150e6), 0.5)
+        self.assertGreater(big.floor_load, small.floor_load)
+
+
+class TestTighten(testtools.TestCase):
+
+    def test_caps_the_burster_not_the_victim(self):
+        out = decide([disk('vm1', 82, 0.12, min_iops=10),
+                      disk('vm2', 5, 0.2, min_iops=10),
+                      disk('vm3', 6, 0.05, min_iops=5),
+                      disk('vm4', 4, 0.05, min_iops=3)])
+        decisions = by_name(out)
+        self.assertEqual({'vm1'}, set(decisions))
+        cap = decisions['vm1'].cap
+        # Deficit: vm2 lacks 0.10 x 1.2 - 0.05 = 0.07 of the store.
+        self.assertAlmostEqual(75.0, cap.iops, places=3)
+        self.assertAlmostEqual(75.0 * KB64, cap.bytes_sec, places=0)
+        self.assertEqual(30.0, decisions['vm1'].lease_s)
+        self.assertIn('vm2', decisions['vm1'].reason)
+
+    def test_no_action_when_domain_has_room(self):
+        out = decide([disk('vm1', 40, 0.012, min_iops=10),
+                      disk('vm2', 5, 0.2, min_iops=10)],
+                     state=guarantee.DomainState(0.1))
+        self.assertEqual((), out.decisions)
+
+    def test_no_action_when_below_floor_but_not_asking(self):
+        # vm2 is paced at 5 IOPS: below its floor, but it does not want
+        # more (0.05 in flight), so capping vm1 would help nobody.
+        out = decide([disk('vm1', 95, 0.1, min_iops=10),
+                      disk('vm2', 5, 0.01, min_iops=10)])
+        self.assertEqual((), out.decisions)
+
+    def test_paper_weakness_vm2_is_not_capped(self):
+        # Seed 000 section 5: VM2 (demand 800 KB/s, satisfied) was once
+        # the top consumer and got capped.  Here vm2 is the top consumer
+        # but vm1 has the larger excess over its own guarantee.
+        disks = [disk('vm1', 30, 0.1, min_iops=5),
+                 disk('vm2', 40, 0.02, min_iops=35),
+                 disk('vm3', 4, 0.3, min_iops=10),
+                 disk('vm4', 20, 0.05, min_iops=15)]
+        out = decide(disks)
+        self.assertEqual({'vm1'}, set(by_name(out)))
+        ref = paper.PaperPolicy().decide(
+            model.DomainView('store', STORE, tuple(disks), 100.0), None)
+        self.assertEqual({'vm2'}, {d.instance_uuid for d in ref.decisions})
+
+    def test_never_caps_below_guarantee(self):
+        # The victim needs more than all excess together: donors go to
+        # their floors, not below.
+        out = decide([disk('vm1', 60, 0.1, min_iops=55),
+                      disk('vm2', 35, 0.1, min_iops=30),
+                      disk('vm3', 2, 0.5, min_iops=40)])
+        caps = {k: d.cap.iops for k, d in by_name(out).items()}
+        self.assertEqual(55.0, caps['vm1'])
+        self.assertEqual(30.0, caps['vm2'])
+        self.assertIn('overbook', by_name(out)['vm1'].reason)
+
+    def test_weight_shares_the_cut(self):
+        out = decide([disk('vm1', 45, 0.1, weight=1),
+                      disk('vm2', 45, 0.1, weight=3),
+                      disk('vm3', 2, 0.5, min_iops=40)])
+        caps = {k: d.cap.iops for k, d in by_name(out).items()}
+        # Deficit 0.40 x 1.2 - 0.02 = 0.46;
+        # (0.45 - lam) + (0.45 - 3 lam) = 0.46.
+        lam = 0.11
+        self.assertAlmostEqual(lam * 100, caps['vm1'], places=3)
+        self.assertAlmostEqual(3 * lam * 100, caps['vm2'], places=3)
+
+    def test_small_request_burst_is_seen_as_load(self):
+        # Seed 000 section 5.2: a 4 KB burst barely moves bandwidth yet
+        # saturates the disk.  Bandwidth-only borders miss it.
+        hdd = model.Capacity(max_iops=200.0, max_bytes_sec=150e6)
+        disks = [disk('vm1', 190, 0.08, size=4096),
+                 disk('vm2', 3, 0.3, min_iops=10, size=4096)]
+        out = decide(disks, capacity=hdd)
+        self.assertEqual({'vm1'}, set(by_name(out)))
+        self.assertLess(190 * 4096, 0.9 * hdd.max_bytes_sec)
+
+    def test_saturation_by_latency_when_capacity_is_overstated(self):
+        big = model.Capacity(max_iops=1000.0, max_bytes_sec=1e12)
+        state = guarantee.DomainState(baseline_latency_s=0.010)
+        out = decide([disk('vm1', 80, 0.125, min_iops=10),
+                      disk('vm2', 4, 0.25, min_iops=10)],
+                     state=state, capacity=big)
+        self.assertIn('latency', by_name(out)['vm1'].reason)
+
+
+CALM = guarantee.DomainState(calm_streak=2)
+
+
+class TestEscalation(testtools.TestCase):
+
+    def test_a_persisting_shortfall_doubles_the_cut(self):
+        disks = [disk('vm1', 82, 0.12), disk('vm2', 5, 0.2, min_iops=10),
+                 disk('vm3', 10, 0.05)]
+        first = by_name(decide(disks))['vm1'].cap.iops
+        out = decide(disks, state=guarantee.DomainState(tighten_streak=1))
+        self.assertAlmostEqual(82 - 2 * (82 - first),
+                               by_name(out)['vm1'].cap.iops, places=6)
+        self.assertEqual(2, out.state.tighten_streak)
+        capped = decide(disks, state=guarantee.DomainState(
+            tighten_streak=9))
+        self.assertAlmostEqual(82 - 8 * (82 - first),
+                               by_name(capped)['vm1'].cap.iops, places=6)
+
+
+class TestHoldAndRelease(testtools.TestCase):
+
+    def test_release_waits_for_calm_intervals(self):
+        cap = model.Cap(iops=50, bytes_sec=50 * KB64)
+        disks = [disk('vm1', 50, 0.2, cap=cap),
+                 disk('vm2', 12.5, 0.01, min_iops=10)]
+        out = decide(disks)
+        self.assertEqual(cap, by_name(out)['vm1'].cap)
+        self.assertEqual(1, out.state.calm_streak)
+        out = decide(disks, state=out.state)
+        self.assertEqual(cap, by_name(out)['vm1'].cap)
+        out = decide(disks, state=out.state)
+        self.assertAlmostEqual(55.0, by_name(out)['vm1'].cap.iops)
+
+    def test_hold_renews_caps_while_a_guarantee_is_at_risk(self):
+        cap = model.Cap(iops=50, bytes_sec=50 * KB64)
+        out = decide([disk('vm1', 50, 0.2, cap=cap),
+                      disk('vm2', 10.5, 0.09, min_iops=10)])
+        d = by_name(out)['vm1']
+        self.assertEqual(model.CAP, d.action)
+        self.assertEqual(cap, d.cap)
+        self.assertIn('held', d.reason)
+
+    def test_release_is_gradual(self):
+        cap = model.Cap(iops=50, bytes_sec=50 * KB64)
+        out = decide([disk('vm1', 50, 0.2, cap=cap),
+                      disk('vm2', 12.5, 0.01, min_iops=10)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertAlmostEqual(55.0, d.cap.iops, places=6)
+
+    def test_release_outright_when_demand_fell_under_cap(self):
+        cap = model.Cap(iops=50, bytes_sec=50 * KB64)
+        out = decide([disk('vm1', 20, 0.012, cap=cap)], state=CALM)
+        self.assertEqual(model.RELEASE, by_name(out)['vm1'].action)
+
+    def test_lifted_when_it_would_exceed_the_border(self):
+        cap = model.Cap(iops=85, bytes_sec=85 * KB64)
+        out = decide([disk('vm1', 85, 0.2, cap=cap)], state=CALM)
+        self.assertEqual(model.RELEASE, by_name(out)['vm1'].action)
+
+
+class TestBaseline(testtools.TestCase):
+
+    def test_learns_lowest_latency_below_border(self):
+        out = decide([disk('vm1', 20, 0.012)])
+        self.assertEqual(0.012, out.state.baseline_latency_s)
+        out = decide([disk('vm1', 20, 0.011)], state=out.state)
+        self.assertEqual(0.011, out.state.baseline_latency_s)
+
+    def test_ignores_latency_of_a_saturated_domain(self):
+        out = decide([disk('vm1', 95, 0.1)],
+                     state=guarantee.DomainState(0.010))
+        self.assertEqual(0.010, out.state.baseline_latency_s)
+
+
+class TestWaterFill(testtools.TestCase):
+
+    @given(st.lists(st.tuples(st.floats(0, 1), st.floats(0.1, 10)),
+                    min_size=1, max_size=8),
+           st.floats(0, 3))
+    def test_cuts_sum_to_deficit_and_respect_excess(self, donors, deficit):
+        excess = [e for e, _ in donors]
+        weights = [w for _, w in donors]
+        cuts = guarantee.water_fill(excess, weights, deficit)
+        self.assertAlmostEqual(min(deficit, sum(excess)), sum(cuts),
+                               places=6)
+        for e, c in zip(excess, cuts):
+            self.assertLessEqual(c, e + 1e-9)
+            self.assertGreaterEqual(c, 0.0)
+        # What each donor keeps per unit weight is level among the cut.
+        kept = [(e - c) / w for e, c, w in zip(excess, cuts, weights)
+                if c > 1e-9]
+        if kept:
+            self.assertAlmostEqual(max(kept), min(kept), places=6)
+
+
+rates = st.floats(0, 200)
+
+
+class TestProperties(testtools.TestCase):
+
+    @given(st.lists(st.tuples(rates, st.floats(0, 1), st.floats(0, 60),
+                              st.one_of(st.none(), st.floats(1, 150))),
+                    min_size=1, max_size=6))
+    def test_no_cap_below_a_guarantee_and_no_cap_on_a_victim(self, rows):
+        disks = [disk('vm%d' % i, iops, lat, min_iops=floor,
+                      cap=None if c is None else model.Cap(c, c * KB64))
+                 for i, (iops, lat, floor, c) in enumerate(rows)]
+        out = decide(disks)
+        inputs = {d.disk_id: d for d in disks}
+        for d in out.decisions:
+            if d.action != model.CAP:
+                continue
+            g = inputs[d.disk_id].guarantee
+            self.assertGreaterEqual(d.cap.iops, g.min_iops)
+            self.assertTrue(math.isfinite(d.cap.iops))
+            s = inputs[d.disk_id].sample
+            victim = s.inflight >= 0.5 and s.iops < g.min_iops
+            old = inputs[d.disk_id].cap
+            if victim:
+                # A victim's cap is only ever renewed, never tightened.
+                self.assertIsNotNone(old)
+                self.assertGreaterEqual(d.cap.iops, old.iops - 1e-9)
+
+
+class TestClosedLoop(testtools.TestCase):
+    """The policy against the fluid store model (tests/.../fluid.py)."""
+
+    def run_loop(self, policy, intervals=40):
+        vms = [fluid.FluidVM('vm1', streams=10,
+                             guarantee=model.Guarantee(min_iops=20)),
+               fluid.FluidVM('vm2', 1, stream_iops=25,
+                             guarantee=model.Guarantee(min_iops=20)),
+               fluid.FluidVM('vm3', 1, stream_iops=19,
+                             guarantee=model.Guarantee(min_iops=15)),
+               fluid.FluidVM('vm4', 1, stream_iops=9.5,
+                             guarantee=model.Guarantee(min_iops=8))]
+        state = policy.initial_state()
+        history = []
+        for i in range(intervals):
+            fluid.expire(vms, i * 5.0)
+            inputs = fluid.samples(vms, capacity_iops=100.0)
+            history.append({d.sample.instance_uuid: d.sample.iops
+                            for d in inputs})
+            view = model.DomainView('store', STORE, tuple(inputs), i * 5.0)
+            out = policy.decide(view, state)
+            state = out.state
+            fluid.apply(vms, out.decisions, i * 5.0)
+        return history
+
+    def test_guarantee_policy_settles_with_every_floor_kept(self):
+        history = self.run_loop(guarantee.GuaranteePolicy())
+        settled = history[5:]
+        floors = {'vm1': 20, 'vm2': 20, 'vm3': 15, 'vm4': 8}
+        for row in settled:
+            for name, floor in floors.items():
+                self.assertGreaterEqual(row[name], floor * 0.95, row)
+            # Work conserving: the store stays >= 90 % busy.
+            self.assertGreaterEqual(sum(row.values()), 90.0, row)
+
+    def test_uncontrolled_store_breaks_the_floors(self):
+        vms_history = self.run_loop(paper.PaperPolicy(
+            paper.PaperTunables(border_fraction=2.0)))  # never acts
+        self.assertLess(vms_history[-1]['vm2'], 20 * 0.95)
+
+    def test_paper_policy_breaks_floors_that_guarantee_keeps(self):
+        # Each time a 60 s cap lapses the burster floods the store again
+        # (the neighbours fall below their floors), and a burster that
+        # stays on top is squeezed geometrically below its own floor
+        # while the store idles: the weaknesses of seed 000 section 5.
+        history = self.run_loop(paper.PaperPolicy(), intervals=40)
+        settled = history[5:]
+        self.assertTrue(any(row['vm2'] < 19 for row in settled))
+        self.assertTrue(any(row['vm1'] < 20 for row in settled))
+        self.assertTrue(any(sum(row.values()) < 80 for row in settled))
