@@ -1,0 +1,317 @@
+"""Host set-up for the testbed: packages, virtlogd/libvirtd, the KVM quirk.
+
+Everything here is idempotent and meant for a root shell on a fresh
+Debian 12 machine without systemd (CI, developer sandboxes):
+
+* :func:`ensure_packages` installs missing Debian packages (one
+  ``apt-get update`` at most per process);
+* :func:`kvm_usable` tells whether ``/dev/kvm`` can really run a guest;
+* :func:`ensure_libvirt` starts ``virtlogd`` and ``libvirtd`` when they are
+  not running and waits until ``qemu:///system`` answers.
+
+The KVM quirk: on some sandboxes ``/dev/kvm`` exists and even accepts
+``KVM_CREATE_VM``, but a guest under KVM runs orders of magnitude slower
+than under TCG (or not at all). libvirt 9.0 then probes QEMU *with* KVM,
+finds it "usable" when probing as root, but "not available" when it later
+checks ``/dev/kvm`` against the qemu user, so it throws its capability
+cache away and re-probes QEMU on *every* domain start (seconds to ~50 s
+per start). When KVM is not usable we therefore run libvirtd in a private
+mount namespace whose ``/dev`` is a copy of the host's without ``kvm``:
+libvirt then probes once, without KVM, and domain starts take well under a
+second. A usable ``/dev/kvm`` is left alone.
+"""
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+LOG = logging.getLogger(__name__)
+
+URI = 'qemu:///system'
+
+#: Debian packages the testbed needs on the host.
+PACKAGES = (
+    'libvirt-daemon-system', 'libvirt-daemon-driver-qemu',
+    'qemu-system-x86', 'qemu-utils', 'nbdkit', 'busybox-static', 'kmod',
+    'gcc', 'libc6-dev',
+)
+
+_apt_lock = threading.Lock()
+_apt_updated = False
+
+
+class HostError(RuntimeError):
+    """The host cannot run the testbed (and could not be fixed)."""
+
+
+def _run(cmd, timeout=600, **kw):
+    LOG.debug('run: %s', ' '.join(cmd))
+    return subprocess.run(cmd, check=True, timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, **kw)
+
+
+def missing_packages(packages):
+    """The packages of ``packages`` that dpkg has not installed."""
+    missing = []
+    for pkg in packages:
+        proc = subprocess.run(
+            ['dpkg-query', '-W', '-f=${Status}', pkg],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if proc.returncode != 0 or 'install ok installed' not in proc.stdout:
+            missing.append(pkg)
+    return missing
+
+
+def apt_update_once():
+    """Run ``apt-get update`` once per process."""
+    global _apt_updated
+    with _apt_lock:
+        if not _apt_updated:
+            _run(['apt-get', 'update'])
+            _apt_updated = True
+
+
+def ensure_packages(packages=PACKAGES):
+    """Install the Debian packages of ``packages`` that are missing."""
+    missing = missing_packages(packages)
+    if not missing:
+        return []
+    LOG.info('installing Debian packages: %s', ' '.join(missing))
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    cmd = ['apt-get', 'install', '-y', '--no-install-recommends'] + missing
+    try:
+        _run(cmd, env=env)
+    except subprocess.CalledProcessError:
+        apt_update_once()
+        _run(cmd, env=env)
+    return missing
+
+
+# --------------------------------------------------------------------------
+# KVM
+
+#: A boot sector that writes 0x31 to the isa-debug-exit port: QEMU exits
+#: with status (0x31 << 1) | 1 = 99 as soon as the firmware boots it.
+_BOOT_SECTOR = (bytes([0xB0, 0x31, 0xE6, 0xF4, 0xF4, 0xEB, 0xFE])
+                .ljust(510, b'\0') + b'\x55\xaa')
+_BOOT_EXIT = 99
+_kvm_verdict = None
+
+
+def kvm_usable(timeout=3.0, qemu='qemu-system-x86_64'):
+    """Whether KVM can really run a guest on this host.
+
+    Boots a one-instruction boot sector under ``-accel kvm`` (SeaBIOS,
+    then ``out 0xf4``); KVM is usable when QEMU exits through
+    isa-debug-exit within ``timeout`` seconds (a working KVM needs ~0.1 s;
+    the broken nested KVM seen on sandboxes needs ~4 s or never finishes).
+    The verdict is cached for the process.
+    """
+    global _kvm_verdict
+    if _kvm_verdict is not None:
+        return _kvm_verdict
+    verdict, why = _probe_kvm(timeout, qemu)
+    LOG.info('KVM usable: %s (%s)', verdict, why)
+    _kvm_verdict = verdict
+    return verdict
+
+
+def _probe_kvm(timeout, qemu):
+    if not os.path.exists('/dev/kvm'):
+        return False, 'no /dev/kvm'
+    try:
+        fd = os.open('/dev/kvm', os.O_RDWR | os.O_CLOEXEC)
+        os.close(fd)
+    except OSError as exc:
+        return False, 'cannot open /dev/kvm: %s' % exc
+    if not shutil.which(qemu):
+        return False, '%s not installed' % qemu
+    with tempfile.TemporaryDirectory(prefix='itb-kvm-') as tmp:
+        img = os.path.join(tmp, 'boot.img')
+        with open(img, 'wb') as f:
+            f.write(_BOOT_SECTOR)
+        cmd = [qemu, '-accel', 'kvm', '-nodefaults', '-no-user-config',
+               '-display', 'none', '-m', '16', '-serial', 'none',
+               '-monitor', 'none',
+               '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
+               '-drive', 'file=%s,format=raw,if=ide' % img]
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return False, 'a boot sector did not boot within %.1f s' % timeout
+        took = time.monotonic() - start
+        if proc.returncode != _BOOT_EXIT:
+            return False, 'qemu -accel kvm failed (%s): %s' % (
+                proc.returncode, err.strip()[-300:])
+        return True, 'booted a boot sector in %.2f s' % took
+
+
+# --------------------------------------------------------------------------
+# Daemons
+
+def _pids_of(exe):
+    """PIDs of running processes whose executable is ``exe``."""
+    pids = []
+    real = os.path.realpath(exe)
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink('/proc/%s/exe' % entry) == real:
+                pids.append(int(entry))
+        except OSError:
+            continue
+    return sorted(pids)
+
+
+def _sees_kvm(pid):
+    """Whether process ``pid`` sees a /dev/kvm (in its mount namespace)."""
+    return os.path.exists('/proc/%d/root/dev/kvm' % pid)
+
+
+def _wait_gone(pid, deadline):
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _hide_kvm_script(argv):
+    """Shell script that hides /dev/kvm in the current mount namespace then
+    execs ``argv``. Run it under ``unshare --mount``."""
+    cmd = ' '.join("'%s'" % a.replace("'", "'\\''") for a in argv)
+    return r'''set -e
+new=$(mktemp -d /run/itb-dev.XXXXXX)
+mount -t tmpfs -o mode=0755,nosuid itb-dev "$new"
+cp -a --one-file-system /dev/. "$new"/
+rm -f "$new/kvm"
+# Re-attach the file systems mounted below /dev (pts, shm, mqueue, ...).
+awk '{print $5}' /proc/self/mountinfo | grep '^/dev/' | while read -r m; do
+    [ -d "$m" ] || continue
+    mkdir -p "$new${m#/dev}"
+    mount --rbind "$m" "$new${m#/dev}"
+done
+mount --move "$new" /dev
+rmdir "$new" 2>/dev/null || true
+exec %s
+''' % cmd
+
+
+def _start_libvirtd(hide_kvm):
+    argv = ['/usr/sbin/libvirtd', '-d']
+    if hide_kvm:
+        LOG.info('starting libvirtd with /dev/kvm hidden (KVM not usable)')
+        _run(['unshare', '--mount', '--propagation', 'slave', 'sh', '-c',
+              _hide_kvm_script(argv)], timeout=60)
+    else:
+        LOG.info('starting libvirtd')
+        _run(argv, timeout=60)
+
+
+def _connect_deadline(uri, deadline):
+    import libvirt
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            conn = libvirt.open(uri)
+            conn.getLibVersion()
+            return conn
+        except libvirt.libvirtError as exc:
+            last = exc
+            time.sleep(0.1)
+    raise HostError('%s does not answer: %s' % (uri, last))
+
+
+def _warm_capabilities(conn):
+    """Make libvirt (re)probe QEMU now, not on the first domain start."""
+    start = time.monotonic()
+    conn.getDomainCapabilities(None, 'x86_64', None, 'qemu', 0)
+    LOG.debug('domain capabilities in %.2f s', time.monotonic() - start)
+
+
+_ensure_lock = threading.Lock()
+
+
+def ensure_libvirt(timeout=120.0, install=True):
+    """Make ``qemu:///system`` usable for TCG guests; return its URI.
+
+    Installs missing packages (``install``), starts ``virtlogd -d`` and
+    ``libvirtd -d`` when they are not running, restarts a libvirtd that
+    still sees an unusable /dev/kvm (only when it runs no domain), and
+    waits (polling, up to ``timeout`` s) until the URI answers.
+    """
+    with _ensure_lock:
+        return _ensure_libvirt(timeout, install)
+
+
+def _ensure_libvirt(timeout, install):
+    if os.geteuid() != 0:
+        raise HostError('the testbed needs root (libvirtd, nbdkit, apt)')
+    if install:
+        ensure_packages()
+    deadline = time.monotonic() + timeout
+
+    def hide_kvm():
+        # Probed only when it matters (a libvirtd to start, or one that
+        # sees /dev/kvm): the probe of a broken KVM costs its timeout.
+        return os.path.exists('/dev/kvm') and not kvm_usable()
+
+    if not _pids_of('/usr/sbin/virtlogd'):
+        LOG.info('starting virtlogd')
+        _run(['/usr/sbin/virtlogd', '-d'], timeout=60)
+
+    pids = _pids_of('/usr/sbin/libvirtd')
+    if pids and any(_sees_kvm(p) for p in pids) and hide_kvm():
+        conn = _connect_deadline(URI, deadline)
+        try:
+            busy = conn.numOfDomains()
+        finally:
+            conn.close()
+        if busy:
+            LOG.warning('libvirtd sees an unusable /dev/kvm but runs %d '
+                        'domain(s): not restarting it; every domain start '
+                        'will re-probe QEMU (slow)', busy)
+        else:
+            LOG.info('restarting libvirtd to hide the unusable /dev/kvm')
+            for pid in pids:
+                os.kill(pid, signal.SIGTERM)
+            for pid in pids:
+                if not _wait_gone(pid, time.monotonic() + 30):
+                    os.kill(pid, signal.SIGKILL)
+                    _wait_gone(pid, time.monotonic() + 5)
+            pids = []
+    if not pids:
+        # A libvirtd killed hard leaves its pid file locked by nobody;
+        # libvirtd copes with that itself.
+        _start_libvirtd(hide_kvm())
+    conn = _connect_deadline(URI, deadline)
+    try:
+        _warm_capabilities(conn)
+    finally:
+        conn.close()
+    return URI
+
+
+def libvirtd_status():
+    """A dict describing the libvirtd set-up (for ``status`` and docs)."""
+    pids = _pids_of('/usr/sbin/libvirtd')
+    return {
+        'libvirtd_pids': pids,
+        'virtlogd_pids': _pids_of('/usr/sbin/virtlogd'),
+        'dev_kvm': os.path.exists('/dev/kvm'),
+        'libvirtd_sees_kvm': [_sees_kvm(p) for p in pids],
+    }

@@ -1,0 +1,218 @@
+"""The shared store: one nbdkit process serving every guest disk.
+
+All guest disks are exports of ONE ``nbdkit`` (file plugin, ``dir=``: one
+sparse image per guest, the export name is the file name) behind two
+filters::
+
+    nbdkit --filter=noparallel --filter=delay file dir=DIR \\
+        serialize=all-requests delay-read=Nms delay-write=Nms
+
+The first filter on the command line is the outermost one, so
+``noparallel`` lets one request at a time (over all connections) into
+``delay``, which holds it for ``delay_ms``. The store therefore completes
+at most ``1000 / delay_ms`` requests per second in total, whatever their
+size (+ a small per-request overhead), shared by all guests: one guest
+bursting starves its neighbours. That capacity is :attr:`NbdStore.max_iops`.
+"""
+
+import logging
+import os
+import signal
+import subprocess
+import time
+
+LOG = logging.getLogger(__name__)
+
+NBDKIT = '/usr/bin/nbdkit'
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def _cmdline(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return f.read().split(b'\0')
+    except OSError:
+        return None
+
+
+def _alive(pid):
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] not in ('Z', 'X')
+    except (OSError, IndexError):
+        return False
+
+
+def find_nbdkit(socket_path):
+    """PIDs of nbdkit processes serving ``socket_path``."""
+    want = os.fsencode(socket_path)
+    pids = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        argv = _cmdline(int(entry))
+        if argv and os.path.basename(argv[0]) == b'nbdkit' and want in argv:
+            pids.append(int(entry))
+    return pids
+
+
+def stop_pid(pid, socket_path, timeout=10.0):
+    """Stop nbdkit ``pid`` if it still is the one serving ``socket_path``."""
+    argv = _cmdline(pid)
+    if not argv or os.fsencode(socket_path) not in argv:
+        return False
+    LOG.debug('stopping nbdkit %d', pid)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+class NbdStore(object):
+    """One nbdkit serving the sparse images of a directory over a socket.
+
+    :param workdir: directory owned by this store's testbed; gets
+        ``store/`` (the images), ``nbd.sock``, ``nbdkit.pid``,
+        ``nbdkit.log``. It must be reachable by the qemu user.
+    :param delay_ms: delay of every read and write (whole milliseconds:
+        nbdkit 1.32 takes ``NNms``).
+    :param detach: keep nbdkit running when this process exits (for the
+        ``iothrottle-testbed up`` command); otherwise nbdkit runs with
+        ``--exit-with-parent`` and dies with its owner.
+    """
+
+    def __init__(self, workdir, delay_ms=4.0, detach=False):
+        if delay_ms < 0 or float(delay_ms) != int(delay_ms):
+            raise ValueError('delay_ms must be a whole number of ms >= 0, '
+                             'got %r' % (delay_ms,))
+        self.workdir = workdir
+        self.delay_ms = int(delay_ms)
+        self.detach = detach
+        self.image_dir = os.path.join(workdir, 'store')
+        self.socket = os.path.join(workdir, 'nbd.sock')
+        self.pidfile = os.path.join(workdir, 'nbdkit.pid')
+        self.logfile = os.path.join(workdir, 'nbdkit.log')
+        self.pid = None
+        self._proc = None
+
+    @property
+    def max_iops(self):
+        """Nominal capacity of the store (requests/s, all guests)."""
+        return 1000.0 / self.delay_ms if self.delay_ms else float('inf')
+
+    @property
+    def domain_key(self):
+        """Storage domain key of the store, as the compute agent names it."""
+        return 'nbd+unix://?socket=%s' % self.socket
+
+    def export_name(self, name):
+        return '%s.img' % name
+
+    def create_disk(self, name, size_mb):
+        """Create (sparse) the image of export ``name``; return its name."""
+        os.makedirs(self.image_dir, exist_ok=True)
+        export = self.export_name(name)
+        with open(os.path.join(self.image_dir, export), 'wb') as f:
+            f.truncate(int(size_mb) * 1024 * 1024)
+        return export
+
+    def command(self):
+        cmd = [NBDKIT, '-U', self.socket, '-P', self.pidfile]
+        if not self.detach:
+            # nbdkit -f dies with its parent anyway (it sets PDEATHSIG).
+            cmd += ['-f', '--exit-with-parent']
+        cmd += ['--filter=noparallel', '--filter=delay',
+                'file', 'dir=%s' % self.image_dir,
+                'serialize=all-requests',
+                'delay-read=%dms' % self.delay_ms,
+                'delay-write=%dms' % self.delay_ms]
+        return cmd
+
+    def start(self, timeout=30.0):
+        os.makedirs(self.image_dir, exist_ok=True)
+        for stale in (self.socket, self.pidfile):
+            if os.path.exists(stale):
+                os.unlink(stale)
+        cmd = self.command()
+        LOG.info('starting store: %s', ' '.join(cmd))
+        with open(self.logfile, 'ab') as log:
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=self.detach, close_fds=True)
+        if self.detach:
+            # nbdkit daemonises itself (not a child of ours, so it outlives
+            # this process): its first process exits once it forked.
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise StoreError('nbdkit did not daemonise')
+            if rc != 0:
+                raise StoreError('nbdkit exited (%s): %s' % (
+                    rc, self._log_tail()))
+        else:
+            self._proc = proc
+            self.pid = proc.pid
+        # nbdkit writes its pid file once it listens on the socket.
+        deadline = time.monotonic() + timeout
+        while not (os.path.exists(self.pidfile) and
+                   os.path.exists(self.socket)):
+            if self._proc is not None and self._proc.poll() is not None:
+                raise StoreError('nbdkit exited (%s): %s' % (
+                    self._proc.returncode, self._log_tail()))
+            if time.monotonic() > deadline:
+                self.stop()
+                raise StoreError('nbdkit did not listen within %.0f s'
+                                 % timeout)
+            time.sleep(0.02)
+        if self.detach:
+            with open(self.pidfile) as f:
+                self.pid = int(f.read().strip())
+        # The qemu user (libvirt-qemu) connects to the socket.
+        os.chmod(self.socket, 0o666)
+        return self.pid
+
+    def _log_tail(self):
+        try:
+            with open(self.logfile, 'rb') as f:
+                return f.read()[-2000:].decode(errors='replace')
+        except OSError:
+            return ''
+
+    def running(self):
+        return bool(self.pid) and _alive(self.pid) and \
+            bool(find_nbdkit(self.socket))
+
+    def stop(self):
+        if self._proc is not None:
+            # Our own child: terminate and reap it.
+            if self._proc.poll() is None:
+                self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        pids = set(find_nbdkit(self.socket))
+        if self.pid:
+            pids.add(self.pid)
+        for pid in pids:
+            stop_pid(pid, self.socket)
+        self.pid = None
+        for path in (self.socket, self.pidfile):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
