@@ -1,0 +1,258 @@
+"""``iothrottle-compute``: the compute agent as a command.
+
+Without ``--standalone`` the agent runs in conductor mode: it casts
+each interval's samples to ``iothrottle-conductor`` over ``[DEFAULT]
+transport_url`` and applies the caps the conductor casts back to its
+topic ``iothrottle-compute.<[agent] host>``, as leases.
+``--standalone`` runs collector, controller policy and actuator on this
+host with no message bus and no database; guarantees come from the tiers
+file (``[compute] tiers_file`` or ``--tiers-file``).  ``--list-disks``
+prints every disk with its storage domain key and current rates (what an
+operator needs to fill ``[storage] domain_capacity``).  ``--once`` runs a
+single control interval and exits.
+
+Bad input (a malformed tiers file, an unreachable libvirt) ends the
+command with one line on stderr and a non-zero exit code.
+"""
+
+import signal
+import sys
+import threading
+import time
+
+import libvirt
+from oslo_config import cfg
+from oslo_log import log as logging
+from stevedore import driver
+
+from iothrottle.compute import actuator as actuator_mod
+from iothrottle.compute import agent as agent_mod
+from iothrottle.compute import balloon_agent
+from iothrottle.compute import capacity as capacity_mod
+from iothrottle.compute import collector as collector_mod
+from iothrottle.compute import connection as connection_mod
+from iothrottle import conf as iothrottle_conf
+from iothrottle.conf import balloon as balloon_conf
+from iothrottle.rpc import threads
+from iothrottle import tiers as tiers_mod
+
+PROG = 'iothrottle-compute'
+LOG = logging.getLogger(__name__)
+# Exit codes: bad input or environment; a mode that does not exist yet.
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+# Seconds between the two collections --list-disks turns into rates:
+# long enough for a few requests, short enough for an interactive tool.
+LIST_SAMPLE_S = 1.0
+# Namespace of the controller policies in setup.cfg.
+POLICY_NAMESPACE = 'iothrottle.policies'
+
+CLI_OPTS = [
+    cfg.BoolOpt('standalone', default=False,
+                help='Run collector, controller and actuator on this host '
+                     'with guarantees from the tiers file (no message bus, '
+                     'no database).'),
+    cfg.BoolOpt('once', default=False,
+                help='Run one control interval, print what it did, lift '
+                     'its caps and exit.'),
+    cfg.BoolOpt('list-disks', default=False,
+                help='Print every disk with its storage domain key and '
+                     'current rates, then exit.'),
+    cfg.StrOpt('tiers-file',
+               help='Guarantees file; overrides [compute] tiers_file.'),
+]
+
+
+class CommandError(Exception):
+    """Ends the command with this one-line message and EXIT_ERROR."""
+
+
+def build_conf(argv):
+    conf = cfg.ConfigOpts()
+    iothrottle_conf.register_opts(conf)
+    balloon_conf.register_opts(conf)
+    conf.register_cli_opts(CLI_OPTS)
+    logging.register_options(conf)
+    conf(argv, project='iothrottle', prog=PROG)
+    return conf
+
+
+def tiers_path(conf):
+    """``--tiers-file`` if given, else ``[compute] tiers_file``."""
+    # Not set_override: overrides of a group option live on the shared
+    # OptGroup object and would leak into every other ConfigOpts.
+    return conf.tiers_file or conf.compute.tiers_file
+
+
+def connect(uri):
+    """Open libvirt at ``uri`` or raise CommandError saying why not."""
+    try:
+        return connection_mod.Connection(uri)
+    except libvirt.libvirtError as exc:
+        raise CommandError('cannot connect to libvirt at %s: %s'
+                           % (uri, exc.get_error_message() or exc)) from None
+
+
+def load_policy(conf):
+    name = conf.controller.policy
+    try:
+        manager = driver.DriverManager(POLICY_NAMESPACE, name,
+                                       warn_on_missing_entrypoint=False)
+    except Exception as exc:
+        raise CommandError('[controller] policy: cannot load %r: %s'
+                           % (name, exc)) from None
+    try:
+        return manager.driver.from_conf(conf)
+    except ValueError as exc:
+        raise CommandError('[controller] policy %r: %s'
+                           % (name, exc)) from None
+
+
+def load_tiers(conf):
+    try:
+        return tiers_mod.load_tiers(tiers_path(conf))
+    except tiers_mod.TiersError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def load_capacities(conf):
+    try:
+        return capacity_mod.CapacityTable.from_conf(conf)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def list_disks(collector, out):
+    """Print every disk with its storage domain key and rates."""
+    collector.collect()
+    time.sleep(LIST_SAMPLE_S)
+    collection = collector.collect()
+    rates = {sample.disk_id: sample for sample in collection.samples}
+    out.write('%-24s %-6s %-10s %9s %9s %12s %12s  %s\n' % (
+        'INSTANCE', 'DISK', 'FLAVOR', 'RD_IOPS', 'WR_IOPS', 'RD_B/S',
+        'WR_B/S', 'STORAGE DOMAIN'))
+    for instance in sorted(collection.instances.values(),
+                           key=lambda i: (i.name or i.domain_name)):
+        for disk in instance.disks:
+            sample = rates.get('%s/%s' % (instance.uuid, disk.device))
+            numbers = ((sample.read_iops, sample.write_iops,
+                        sample.read_bytes_sec, sample.write_bytes_sec)
+                       if sample is not None else (0.0,) * 4)
+            out.write('%-24s %-6s %-10s %9.1f %9.1f %12.0f %12.0f  %s\n' % (
+                (instance.name or instance.domain_name, disk.device,
+                 instance.flavor or '-') + numbers + (disk.storage_domain,)))
+
+
+def print_report(report, out):
+    out.write('step at %.1f s: %d samples, %d decisions, %d caps in '
+              'force, %d errors, collection %.3f s\n' % (
+                  report.now_s, len(report.samples), len(report.decisions),
+                  len(report.caps), len(report.errors), report.collect_s))
+    for decision in report.decisions:
+        cap = decision.cap
+        out.write('  %s %s%s: %s\n' % (
+            decision.action, decision.disk_id,
+            ' (%.0f IOPS, %.0f B/s)' % (cap.iops, cap.bytes_sec)
+            if cap is not None else '', decision.reason))
+    for message in report.errors:
+        out.write('  error: %s\n' % message)
+
+
+def run(conf, out=sys.stdout):
+    """The command proper; raises CommandError on bad input."""
+    if conf.list_disks:
+        conn = connect(conf.compute.libvirt_uri)
+        list_disks(collector_mod.Collector(conn), out)
+        return 0
+    if not conf.standalone:
+        return run_conductor_mode(conf, out)
+    tiers = load_tiers(conf)
+    capacities = load_capacities(conf)
+    policy = load_policy(conf)
+    conn = connect(conf.compute.libvirt_uri)
+    balloon = None
+    if conf.balloon.enabled:
+        try:
+            balloon = balloon_agent.BalloonAgent(conf, conn)
+        except ValueError as exc:
+            raise CommandError(str(exc))
+    agent = agent_mod.Agent(conf, collector_mod.Collector(conn),
+                            actuator_mod.Actuator(conn), policy, tiers,
+                            capacities, balloon=balloon)
+    restored = agent.reconcile()
+    if restored:
+        out.write('restored %d disk(s) left capped by a previous run: %s\n'
+                  % (len(restored), ', '.join(restored)))
+    if conf.once:
+        time.sleep(conf.controller.interval_s)
+        try:
+            print_report(agent.step(), out)
+        finally:
+            agent.release_all()
+        return 0
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_args: stop.set())
+    agent.run(stop, on_step=lambda report: LOG.debug(
+        '%d samples, %d decisions, %d caps', len(report.samples),
+        len(report.decisions), len(report.caps)))
+    return 0
+
+
+def run_conductor_mode(conf, out, stop=None):
+    """The agent in conductor mode until SIGINT/SIGTERM (or ``stop``)."""
+    from iothrottle.rpc import agent as remote_mod
+    from iothrottle.rpc import api as rpc_api
+    conn = connect(conf.compute.libvirt_uri)
+    collector = remote_mod.OwnedCollector(collector_mod.Collector(conn),
+                                          conf.agent.owned_domains)
+    agent = agent_mod.Agent(conf, collector, actuator_mod.Actuator(conn),
+                            policy=None, guarantees=None, capacities=None)
+    restored = agent.reconcile()
+    if restored:
+        out.write('restored %d disk(s) left capped by a previous run: %s\n'
+                  % (len(restored), ', '.join(restored)))
+    transport = rpc_api.get_transport(conf)
+    host = conf.agent.host
+    remote = remote_mod.RemoteAgent(agent, rpc_api.ConductorAPI(transport),
+                                    host, conf.controller.interval_s)
+    server = rpc_api.get_server(transport, rpc_api.compute_topic(host),
+                                host, [remote_mod.Endpoint(remote)])
+    if stop is None:
+        stop = threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, lambda *_args: stop.set())
+    server.start()
+    LOG.info('agent of host %s reporting to the conductor', host)
+    try:
+        remote.run(stop)
+    finally:
+        server.stop()
+        server.wait()
+    return 0
+
+
+def _silence_libvirt(_ctx, _err):
+    """libvirt prints every error to stderr by default; we report ours."""
+
+
+def main(argv=None):
+    threads.setup()
+    argv = sys.argv[1:] if argv is None else argv
+    libvirt.registerErrorHandler(_silence_libvirt, None)
+    try:
+        conf = build_conf(argv)
+    except cfg.Error as exc:
+        sys.stderr.write('%s: %s\n' % (PROG, str(exc).splitlines()[0]))
+        return EXIT_ERROR
+    logging.setup(conf, 'iothrottle')
+    try:
+        return run(conf)
+    except CommandError as exc:
+        sys.stderr.write('%s: %s\n' % (PROG, exc))
+        return EXIT_ERROR
+
+
+if __name__ == '__main__':
+    sys.exit(main())

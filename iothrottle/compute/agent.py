@@ -1,0 +1,316 @@
+"""The compute agent's control loop (shell, native threads only).
+
+Every interval the agent collects one sample per disk on this host,
+groups the samples by storage domain, asks the controller policy what to
+do with each domain, applies the answer as leased live caps, and lifts
+the caps whose lease ran out.  A failing domain, disk or policy call is
+logged and skipped; it never stops the others or the loop.
+
+The agent is driven by :meth:`Agent.step` (one interval, returns a
+:class:`StepReport`) so tests, benchmarks and demos can run it on their
+own clock; :meth:`Agent.run` paces it with ``time.monotonic()``.
+"""
+
+import collections
+import dataclasses
+import threading
+import time
+import types
+
+from oslo_log import log as logging
+
+from iothrottle.compute import leases as leases_mod
+from iothrottle.controller import model
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepReport:
+    """What one interval saw and did."""
+    now_s: float
+    samples: tuple
+    decisions: tuple
+    caps: types.MappingProxyType
+    errors: tuple
+    expired: tuple = ()
+    collect_s: float = 0.0
+    balloon: object = None   # a balloon_agent.BalloonReport, if it ran
+
+
+class Agent:
+    """Collect, decide, actuate; see the module docstring.
+
+    ``collector`` has ``collect() -> Collection``; ``actuator`` has
+    ``baseline``, ``set_cap``, ``restore`` and ``reconcile`` (see
+    :mod:`iothrottle.compute.actuator`); ``policy`` has
+    ``initial_state()`` and ``decide(view, state)``; ``guarantees`` has
+    ``covers(flavor)`` and ``guarantee_for(flavor)`` (a
+    :class:`iothrottle.tiers.Tiers`); ``capacities`` has
+    ``capacity_of(storage_domain)``; ``balloon``, when given, has
+    ``maybe_step(collection, now_s)`` (the balloon loop,
+    :mod:`iothrottle.compute.balloon_agent`) and runs on the same
+    collection.
+    """
+
+    def __init__(self, conf, collector, actuator, policy, guarantees,
+                 capacities, clock=time.monotonic, balloon=None):
+        self.conf = conf
+        self.collector = collector
+        self.actuator = actuator
+        self.policy = policy
+        self.guarantees = guarantees
+        self.capacities = capacities
+        self.clock = clock
+        self.balloon = balloon
+        self.leases = leases_mod.LeaseTable()
+        self._states = {}
+        self._warned = set()
+        # Conductor mode: decisions arrive on an RPC thread while the
+        # loop thread collects and lifts expired leases.
+        self._lock = threading.RLock()
+
+    # -- one interval -------------------------------------------------
+
+    def step(self, now_s=None):
+        """Run one interval at ``now_s`` (default: the clock)."""
+        now_s = self.clock() if now_s is None else now_s
+        collection = self.collector.collect()
+        errors = list(collection.errors)
+        by_domain = collections.defaultdict(list)
+        for sample in collection.samples:
+            by_domain[sample.storage_domain].append(sample)
+        decisions = []
+        for storage_domain in sorted(by_domain):
+            decisions.extend(self._control_domain(
+                storage_domain, by_domain[storage_domain],
+                collection.instances, now_s, errors))
+        expired = self._release_expired(now_s, errors)
+        balloon = self._balloon_step(collection, now_s, errors)
+        return StepReport(
+            now_s=now_s, samples=collection.samples,
+            decisions=tuple(decisions),
+            caps=types.MappingProxyType(self.leases.caps()),
+            errors=tuple(errors), expired=expired,
+            collect_s=collection.duration_s, balloon=balloon)
+
+    def _balloon_step(self, collection, now_s, errors):
+        """Run the balloon loop if enabled; a failure is logged into
+        ``errors`` and never stops the I/O loop."""
+        if self.balloon is None:
+            return None
+        try:
+            return self.balloon.maybe_step(collection, now_s)
+        except Exception as exc:
+            errors.append('balloon loop failed: %s' % exc)
+            LOG.exception('%s', errors[-1])
+            return None
+
+    # -- the two halves, for conductor mode -----------------------------
+
+    def observe(self, now_s=None):
+        """One interval without deciding: collect, lift expired leases,
+        run the balloon loop.  The report's ``decisions`` are empty; the
+        samples go to the conductor, whose decisions come back through
+        :meth:`apply_decisions`."""
+        with self._lock:
+            now_s = self.clock() if now_s is None else now_s
+            collection = self.collector.collect()
+            errors = list(collection.errors)
+            expired = self._release_expired(now_s, errors)
+            balloon = self._balloon_step(collection, now_s, errors)
+            return StepReport(
+                now_s=now_s, samples=collection.samples, decisions=(),
+                caps=types.MappingProxyType(self.leases.caps()),
+                errors=tuple(errors), expired=expired,
+                collect_s=collection.duration_s, balloon=balloon)
+
+    def apply_decisions(self, decisions, now_s=None):
+        """Apply ``(Decision, Guarantee)`` pairs decided elsewhere (the
+        conductor) as leased caps; returns the errors."""
+        with self._lock:
+            now_s = self.clock() if now_s is None else now_s
+            errors = []
+            for decision, guarantee in decisions:
+                self._apply(decision, guarantee, now_s, errors)
+            return tuple(errors)
+
+    def _control_domain(self, storage_domain, samples, instances, now_s,
+                        errors):
+        """Decide and apply for one storage domain; returns decisions."""
+        guarantees = {}
+        inputs = []
+        for sample in samples:
+            guarantee = self._guarantee(instances.get(sample.instance_uuid),
+                                        sample)
+            guarantees[sample.disk_id] = guarantee
+            lease = self.leases.get(sample.disk_id)
+            inputs.append(model.DiskInput(
+                sample=sample, guarantee=guarantee,
+                cap=lease.cap if lease is not None else None))
+        try:
+            view = model.DomainView(
+                storage_domain=storage_domain,
+                capacity=self.capacities.capacity_of(storage_domain),
+                disks=tuple(inputs), now_s=now_s)
+            state = self._states.get(storage_domain)
+            if state is None:
+                state = self.policy.initial_state()
+            outcome = self.policy.decide(view, state)
+        except Exception as exc:
+            message = 'policy failed on storage domain %s: %s' % (
+                storage_domain, exc)
+            LOG.exception('%s', message)
+            errors.append(message)
+            return ()
+        self._states[storage_domain] = outcome.state
+        applied = []
+        for decision in outcome.decisions:
+            if decision.disk_id not in guarantees:
+                errors.append('policy decided on %s, not a disk of storage '
+                              'domain %s; ignored'
+                              % (decision.disk_id, storage_domain))
+                continue
+            applied.append(decision)
+            self._apply(decision, guarantees[decision.disk_id], now_s,
+                        errors)
+        return applied
+
+    def _guarantee(self, instance, sample):
+        flavor = instance.flavor if instance is not None else sample.flavor
+        if self.guarantees.covers(flavor):
+            return self.guarantees.guarantee_for(flavor)
+        if sample.instance_uuid not in self._warned:
+            self._warned.add(sample.instance_uuid)
+            if flavor:
+                LOG.warning('instance %s (%s) has flavor %r, which the '
+                            'guarantees do not cover: no guarantee',
+                            sample.instance_name, sample.instance_uuid,
+                            flavor)
+            else:
+                LOG.info('domain %s (%s) is not a Nova instance: no '
+                         'guarantee', sample.instance_name,
+                         sample.instance_uuid)
+        return model.NO_GUARANTEE
+
+    # -- actuation ----------------------------------------------------
+
+    def _apply(self, decision, guarantee, now_s, errors):
+        uuid, device = decision.instance_uuid, decision.device
+        try:
+            if decision.action == model.CAP:
+                self._cap(decision, guarantee, now_s)
+            elif decision.action == model.RELEASE:
+                lease = self.leases.get(decision.disk_id)
+                if lease is not None:
+                    self._restore(lease)
+            else:
+                raise ValueError('unknown action %r' % decision.action)
+        except Exception as exc:
+            message = '%s of %s/%s failed: %s' % (
+                decision.action, uuid, device, exc)
+            LOG.warning('%s', message)
+            errors.append(message)
+
+    def _cap(self, decision, guarantee, now_s):
+        if decision.cap is None:
+            raise ValueError('cap decision without a cap')
+        uuid, device = decision.instance_uuid, decision.device
+        previous = self.leases.get(decision.disk_id)
+        baseline = (previous.baseline if previous is not None
+                    else self.actuator.baseline(uuid, device))
+        lease_s = decision.lease_s or self.conf.controller.lease_s
+        lease = self.leases.grant(decision.disk_id, decision.cap, lease_s,
+                                  now_s, baseline, guarantee)
+        if previous is not None and previous.cap == lease.cap:
+            return
+        try:
+            self.actuator.set_cap(uuid, device, lease.cap, baseline)
+        except Exception:
+            if previous is not None:
+                self.leases.put(previous)
+            else:
+                self.leases.release(decision.disk_id)
+            raise
+
+    def _restore(self, lease):
+        """Put a leased disk's baseline back and forget the lease.
+
+        A disk that is gone (its domain stopped) is forgotten too; any
+        other failure keeps the lease so the next interval retries.
+        """
+        uuid, device = lease.disk_id.split('/', 1)
+        try:
+            self.actuator.restore(uuid, device, lease.baseline)
+        except LookupError:
+            LOG.info('%s is gone; its cap went with it', lease.disk_id)
+        self.leases.release(lease.disk_id)
+
+    def _release_expired(self, now_s, errors):
+        released = []
+        for lease in self.leases.expired(now_s):
+            try:
+                self._restore(lease)
+                released.append(lease.disk_id)
+                LOG.info('cap on %s expired: baseline restored',
+                         lease.disk_id)
+            except Exception as exc:
+                message = 'restoring %s after its lease expired failed: ' \
+                          '%s' % (lease.disk_id, exc)
+                LOG.warning('%s', message)
+                errors.append(message)
+        return tuple(released)
+
+    # -- life cycle ---------------------------------------------------
+
+    def reconcile(self):
+        """Undo caps a previous run left; returns the restored disk ids.
+
+        Also takes the first collection, so the next step has samples.
+        """
+        collection = self.collector.collect()
+        restored, errors = self.actuator.reconcile(
+            collection.instances.values(), set(self.leases.caps()))
+        for message in errors:
+            LOG.warning('%s', message)
+        return tuple(restored)
+
+    def release_all(self):
+        """Restore every leased disk (on shutdown); returns errors."""
+        errors = []
+        with self._lock:
+            for lease in self.leases.leases():
+                try:
+                    self._restore(lease)
+                except Exception as exc:
+                    errors.append('restoring %s failed: %s'
+                                  % (lease.disk_id, exc))
+                    LOG.warning('%s', errors[-1])
+        return tuple(errors)
+
+    def run(self, stop_event, on_step=None):
+        """Step every ``[controller] interval_s`` until ``stop_event``.
+
+        Ticks are laid on a fixed grid from the start, so a slow step
+        does not push later ones back; ticks that a very slow step missed
+        are skipped, not run in a burst.  Caps are lifted on the way out.
+        """
+        interval_s = self.conf.controller.interval_s
+        next_tick_s = self.clock()
+        try:
+            while not stop_event.is_set():
+                report = self.step()
+                if on_step is not None:
+                    on_step(report)
+                next_tick_s = next_tick(next_tick_s, interval_s,
+                                        self.clock())
+                if stop_event.wait(max(0.0, next_tick_s - self.clock())):
+                    break
+        finally:
+            self.release_all()
+
+
+def next_tick(last_tick_s, interval_s, now_s):
+    """The first tick ``last_tick_s + k * interval_s`` (k >= 1) > now_s."""
+    ticks = max(1, int((now_s - last_tick_s) // interval_s) + 1)
+    return last_tick_s + ticks * interval_s

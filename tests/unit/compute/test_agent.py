@@ -1,0 +1,341 @@
+"""The agent's interval: grouping, policy calls, leases and actuation.
+
+The collector, actuator and policy are tiny hand-written fakes; the time
+is passed in, so nothing sleeps.
+"""
+
+import threading
+import types
+
+import fixtures
+from oslo_config import cfg
+from oslo_config import fixture as config_fixture
+import testtools
+
+from iothrottle.compute import agent as agent_mod
+from iothrottle.compute import collector as collector_mod
+from iothrottle.compute import instances
+from iothrottle.compute import iotune
+from iothrottle.compute import stats
+from iothrottle import conf as iothrottle_conf
+from iothrottle.controller import model
+from iothrottle import tiers
+
+SHARED = 'nbd+unix:///run/store.sock'
+LOCAL = 'local:h:sda'
+TIERS = tiers.parse_tiers('''
+tiers: {gold: {min_iops: 50, max_iops: 300}}
+flavors: {m1.gold: gold}
+''')
+
+
+def _sample(uuid, storage_domain, iops=100.0, flavor='m1.gold'):
+    return model.DiskSample(instance_uuid=uuid, device='vda',
+                            storage_domain=storage_domain, interval_s=1.0,
+                            write_iops=iops, instance_name='vm-' + uuid,
+                            flavor=flavor)
+
+
+def _instance(uuid, storage_domain, flavor='m1.gold'):
+    return instances.Instance(
+        uuid=uuid, domain_name='instance-' + uuid, name='vm-' + uuid,
+        flavor=flavor, disks=(instances.Disk('vda', 'file', '/x',
+                                             storage_domain),))
+
+
+class FakeCollector:
+    """Returns the samples it is told to, one collection per call."""
+
+    def __init__(self, instances_by_uuid):
+        self.instances = instances_by_uuid
+        self.samples = ()
+        self.errors = ()
+
+    def collect(self):
+        return collector_mod.Collection(
+            taken_at_s=0.0, samples=tuple(self.samples),
+            instances=types.MappingProxyType(dict(self.instances)),
+            snapshot=stats.HostSnapshot(0.0), errors=tuple(self.errors))
+
+
+class FakeActuator:
+    """Live and persistent limits in dicts; records every call."""
+
+    def __init__(self):
+        self.persistent = {}
+        self.live = {}
+        self.calls = []
+        self.fail = set()
+        self.gone = set()
+
+    def _check(self, uuid, device):
+        if uuid in self.gone:
+            raise LookupError('domain %s is gone' % uuid)
+        if uuid in self.fail:
+            raise RuntimeError('libvirt said no to %s' % uuid)
+
+    def baseline(self, uuid, device):
+        self._check(uuid, device)
+        return self.persistent.get((uuid, device), iotune.IoTune())
+
+    def set_cap(self, uuid, device, cap, baseline):
+        self._check(uuid, device)
+        self.calls.append(('cap', uuid, cap))
+        self.live[(uuid, device)] = iotune.IoTune.from_params(
+            iotune.cap_params(baseline, cap))
+
+    def restore(self, uuid, device, baseline):
+        self._check(uuid, device)
+        self.calls.append(('restore', uuid, baseline))
+        self.live[(uuid, device)] = baseline
+
+    def reconcile(self, instances_, leased):
+        restored = []
+        for instance in instances_:
+            key = (instance.uuid, 'vda')
+            if key in self.persistent and (
+                    self.live.get(key) != self.persistent[key]):
+                self.live[key] = self.persistent[key]
+                restored.append('%s/vda' % instance.uuid)
+        return restored, []
+
+
+class ScriptedPolicy:
+    """Caps or releases what the test says; remembers what it saw."""
+
+    def __init__(self):
+        self.views = []
+        self.decide_for = {}
+        self.fail_on = set()
+
+    def initial_state(self):
+        return 0
+
+    def decide(self, view, state):
+        if view.storage_domain in self.fail_on:
+            raise ArithmeticError('bad model for ' + view.storage_domain)
+        self.views.append((view, state))
+        decisions = tuple(self.decide_for.get(view.storage_domain, ()))
+        return types.SimpleNamespace(decisions=decisions, state=state + 1)
+
+
+def _cap(uuid, iops, lease_s=0.0):
+    return model.Decision(uuid, 'vda', model.CAP, 'test',
+                          cap=model.Cap(iops, 0), lease_s=lease_s)
+
+
+def _release(uuid):
+    return model.Decision(uuid, 'vda', model.RELEASE, 'test')
+
+
+class AgentTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.logger = self.useFixture(fixtures.FakeLogger(name='iothrottle'))
+        conf = cfg.ConfigOpts()
+        iothrottle_conf.register_opts(conf)
+        conf([])
+        # The fixture undoes the overrides, which oslo.config keeps on
+        # the (shared) option group.
+        self.useFixture(config_fixture.Config(conf)).config(
+            group='controller', lease_s=30.0, interval_s=1.0)
+        self.conf = conf
+        self.collector = FakeCollector({
+            'a': _instance('a', SHARED), 'b': _instance('b', SHARED),
+            'c': _instance('c', LOCAL)})
+        self.collector.samples = [_sample('a', SHARED), _sample('b', SHARED),
+                                  _sample('c', LOCAL)]
+        self.actuator = FakeActuator()
+        self.policy = ScriptedPolicy()
+        self.agent = agent_mod.Agent(
+            conf, self.collector, self.actuator, self.policy, TIERS,
+            types.SimpleNamespace(
+                capacity_of=lambda key: model.Capacity(200, 1e8)))
+
+
+class TestStep(AgentTestCase):
+
+    def test_one_view_per_storage_domain(self):
+        report = self.agent.step(10.0)
+        views = {view.storage_domain: view for view, _ in self.policy.views}
+        self.assertEqual({SHARED, LOCAL}, set(views))
+        self.assertEqual(['a/vda', 'b/vda'],
+                         [d.disk_id for d in views[SHARED].disks])
+        self.assertEqual(10.0, views[SHARED].now_s)
+        self.assertEqual(model.Capacity(200, 1e8), views[SHARED].capacity)
+        self.assertEqual(50, views[SHARED].disks[0].guarantee.min_iops)
+        self.assertIsNone(views[SHARED].disks[0].cap)
+        self.assertEqual(3, len(report.samples))
+        self.assertEqual((), report.errors)
+
+    def test_state_carried_per_domain(self):
+        self.agent.step(1.0)
+        self.agent.step(2.0)
+        states = [(v.storage_domain, s) for v, s in self.policy.views]
+        self.assertEqual([(LOCAL, 0), (SHARED, 0), (LOCAL, 1), (SHARED, 1)],
+                         states)
+
+    def test_cap_applied_leased_and_shown_next_interval(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+        report = self.agent.step(1.0)
+        self.assertEqual([('cap', 'a', model.Cap(120, 0))],
+                         self.actuator.calls)
+        self.assertEqual({'a/vda': model.Cap(120, 0)}, dict(report.caps))
+        self.assertEqual(1, len(report.decisions))
+        self.policy.decide_for[SHARED] = []
+        self.agent.step(2.0)
+        view = self.policy.views[-1][0]
+        self.assertEqual(model.Cap(120, 0), view.disks[0].cap)
+
+    def test_cap_clamped_to_guarantee_max_and_baseline(self):
+        self.actuator.persistent[('b', 'vda')] = iotune.IoTune(
+            total_iops_sec=90)
+        self.policy.decide_for[SHARED] = [_cap('a', 1000), _cap('b', 1000)]
+        report = self.agent.step(1.0)
+        self.assertEqual(model.Cap(300, 0), report.caps['a/vda'])
+        self.assertEqual(model.Cap(90, 0), report.caps['b/vda'])
+
+    def test_renewal_with_same_cap_does_not_touch_libvirt(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+        self.agent.step(1.0)
+        self.agent.step(2.0)
+        self.assertEqual(1, len(self.actuator.calls))
+        self.assertEqual(32.0, self.agent.leases.get('a/vda').expires_at_s)
+
+    def test_release_restores_baseline(self):
+        baseline = iotune.IoTune(total_iops_sec=250)
+        self.actuator.persistent[('a', 'vda')] = baseline
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+        self.agent.step(1.0)
+        self.policy.decide_for[SHARED] = [_release('a')]
+        report = self.agent.step(2.0)
+        self.assertEqual(('restore', 'a', baseline), self.actuator.calls[-1])
+        self.assertEqual(baseline, self.actuator.live[('a', 'vda')])
+        self.assertEqual({}, dict(report.caps))
+
+    def test_expiry_restores_without_any_controller(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120, lease_s=5.0)]
+        self.agent.step(0.0)
+        self.policy.decide_for[SHARED] = []
+        self.assertEqual((), self.agent.step(4.9).expired)
+        report = self.agent.step(5.0)
+        self.assertEqual(('a/vda',), report.expired)
+        self.assertEqual('restore', self.actuator.calls[-1][0])
+        self.assertEqual({}, dict(report.caps))
+
+    def test_expired_lease_of_vanished_domain_dropped(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120, lease_s=5.0)]
+        self.agent.step(0.0)
+        self.policy.decide_for[SHARED] = []
+        self.actuator.gone.add('a')
+        report = self.agent.step(6.0)
+        self.assertEqual(('a/vda',), report.expired)
+        self.assertEqual(0, len(self.agent.leases))
+
+    def test_failed_restore_keeps_lease_for_retry(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120, lease_s=5.0)]
+        self.agent.step(0.0)
+        self.policy.decide_for[SHARED] = []
+        self.actuator.fail.add('a')
+        report = self.agent.step(6.0)
+        self.assertEqual((), report.expired)
+        self.assertIn('a/vda', self.agent.leases)
+        self.assertIn('libvirt said no', report.errors[0])
+        self.actuator.fail.clear()
+        self.assertEqual(('a/vda',), self.agent.step(7.0).expired)
+
+    def test_failed_cap_on_one_disk_does_not_stop_others(self):
+        self.actuator.fail.add('a')
+        self.policy.decide_for[SHARED] = [_cap('a', 120), _cap('b', 130)]
+        report = self.agent.step(1.0)
+        self.assertEqual({'b/vda': model.Cap(130, 0)}, dict(report.caps))
+        self.assertEqual(1, len(report.errors))
+        self.assertIn('a/vda', report.errors[0])
+
+    def test_failed_recap_keeps_previous_lease(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+        self.agent.step(1.0)
+        self.actuator.fail.add('a')
+        self.policy.decide_for[SHARED] = [_cap('a', 60)]
+        report = self.agent.step(2.0)
+        self.assertEqual(model.Cap(120, 0), report.caps['a/vda'])
+
+    def test_policy_error_in_one_domain_does_not_stop_another(self):
+        self.policy.fail_on.add(SHARED)
+        self.policy.decide_for[LOCAL] = [_cap('c', 40)]
+        report = self.agent.step(1.0)
+        self.assertEqual({'c/vda'}, set(report.caps))
+        self.assertEqual(1, len(report.errors))
+        self.assertIn(SHARED, report.errors[0])
+        self.assertIn('bad model', report.errors[0])
+
+    def test_decision_for_foreign_disk_ignored(self):
+        self.policy.decide_for[LOCAL] = [_cap('a', 40)]
+        report = self.agent.step(1.0)
+        self.assertEqual({}, dict(report.caps))
+        self.assertIn('not a disk of storage domain', report.errors[0])
+
+    def test_collection_errors_reported(self):
+        self.collector.errors = ('domain x skipped: gone',)
+        self.assertEqual(('domain x skipped: gone',),
+                         self.agent.step(1.0).errors)
+
+    def test_release_all(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 120), _cap('b', 120)]
+        self.agent.step(1.0)
+        self.assertEqual((), self.agent.release_all())
+        self.assertEqual(0, len(self.agent.leases))
+        self.assertEqual(2, sum(1 for call in self.actuator.calls
+                                if call[0] == 'restore'))
+
+    def test_reconcile_restores_leftovers(self):
+        self.actuator.persistent[('a', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.actuator.live[('a', 'vda')] = iotune.IoTune(total_iops_sec=10)
+        self.assertEqual(('a/vda',), self.agent.reconcile())
+
+
+class TestUnknownFlavor(AgentTestCase):
+
+    def test_no_guarantee_and_one_warning(self):
+        self.collector.instances['a'] = _instance('a', SHARED, 'm1.odd')
+        self.collector.samples = [_sample('a', SHARED, flavor='m1.odd')]
+        for now_s in (1.0, 2.0, 3.0):
+            self.agent.step(now_s)
+        view = self.policy.views[-1][0]
+        self.assertIs(model.NO_GUARANTEE, view.disks[0].guarantee)
+        lines = [line for line in self.logger.output.splitlines()
+                 if 'm1.odd' in line]
+        self.assertEqual(1, len(lines))
+        self.assertIn('vm-a', lines[0])
+
+
+class TestRun(AgentTestCase):
+
+    def test_ticks_on_a_grid_without_drift(self):
+        self.assertEqual(12.0, agent_mod.next_tick(10.0, 2.0, 10.5))
+        # A step that took 2.5 intervals: skip the missed ticks.
+        self.assertEqual(16.0, agent_mod.next_tick(10.0, 2.0, 15.0))
+        self.assertEqual(14.0, agent_mod.next_tick(10.0, 2.0, 12.0))
+
+    def test_run_steps_until_stopped_then_lifts_caps(self):
+        stop = threading.Event()
+        reports = []
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+
+        def on_step(report):
+            reports.append(report)
+            if len(reports) == 3:
+                stop.set()
+        now = [0.0]
+
+        def clock():
+            # A full interval per reading: run() never has to wait.
+            now[0] += 1.0
+            return now[0]
+        self.agent.clock = clock
+        self.agent.run(stop, on_step=on_step)
+        self.assertEqual(3, len(reports))
+        self.assertEqual(0, len(self.agent.leases))
+        self.assertEqual('restore', self.actuator.calls[-1][0])

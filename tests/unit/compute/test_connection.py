@@ -1,0 +1,61 @@
+"""Reopening a libvirt connection that died under the agent."""
+
+import fixtures
+import libvirt
+import testtools
+
+from iothrottle.compute import connection
+
+
+class FakeConn:
+
+    def __init__(self, number):
+        self.number = number
+        self.alive = True
+
+    def isAlive(self):
+        return self.alive
+
+    def getAllDomainStats(self, stats, flags):
+        return [('record of connection', self.number)]
+
+
+class TestConnection(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.logger = self.useFixture(
+            fixtures.FakeLogger(name='iothrottle'))
+        self.opened = []
+        self.refuse = False
+
+    def _open(self, uri):
+        if self.refuse:
+            raise libvirt.libvirtError('libvirtd is down')
+        self.opened.append(FakeConn(len(self.opened)))
+        return self.opened[-1]
+
+    def test_calls_go_to_the_live_connection(self):
+        conn = connection.Connection('qemu:///system', self._open)
+        self.assertEqual([('record of connection', 0)],
+                         conn.getAllDomainStats(1, 2))
+        self.assertEqual(1, len(self.opened))
+
+    def test_dead_connection_reopened(self):
+        conn = connection.Connection('qemu:///system', self._open)
+        self.opened[0].alive = False
+        self.assertEqual([('record of connection', 1)],
+                         conn.getAllDomainStats(1, 2))
+
+    def test_failed_reopen_raises_then_retries(self):
+        conn = connection.Connection('qemu:///system', self._open)
+        self.opened[0].alive = False
+        self.refuse = True
+        for _attempt in range(2):
+            self.assertRaises(libvirt.libvirtError,
+                              lambda: conn.getAllDomainStats(1, 2))
+        self.refuse = False
+        self.assertEqual([('record of connection', 1)],
+                         conn.getAllDomainStats(1, 2))
+        # One warning for the outage, not one per attempt.
+        self.assertEqual(1, self.logger.output.count('lost'))
