@@ -1,0 +1,53 @@
+"""Tables and figures of the benchmarks (text and PNG)."""
+
+import math
+
+
+def _kb(value):
+    if value is None or (isinstance(value, float) and math.isinf(value)):
+        return '-'
+    return '%.0f' % value
+
+
+def seed000_table(results):
+    """A Table-2-like text table: per policy and VM, KB/s."""
+    lines = ['%-10s %-4s %8s %9s %7s %7s %7s %10s' % (
+        'policy', 'vm', 'demand', 'guarantee', 'max', 'min', 'mean',
+        'satisfied')]
+    for policy, run in results.items():
+        for row in run['vms']:
+            lines.append('%-10s %-4s %8s %9s %7.0f %7.0f %7.0f %9.0f%%' % (
+                policy, row['name'], _kb(row['demand']),
+                _kb(row['guarantee']), row['max'], row['min'], row['mean'],
+                row['satisfied_fraction'] * 100))
+        lines.append('%-10s total mean %.0f KB/s, mean latency %.1f ms '
+                     '(%d intervals, %d scored)' % (
+                         policy, run['total_mean'], run['latency_ms_mean'],
+                         run['intervals'], run['scored_intervals']))
+    return '\n'.join(lines)
+
+
+def seed000_figure(path, series_by_policy, vm_names):
+    """Stacked throughput over time, one panel per policy (like seed 000
+    Fig. 3).  ``series_by_policy``: policy -> list of Interval."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+
+    policies = list(series_by_policy)
+    fig, axes = pyplot.subplots(len(policies), 1, sharex=True, sharey=True,
+                                figsize=(8, 2.6 * len(policies)),
+                                squeeze=False)
+    for ax, policy in zip(axes[:, 0], policies):
+        intervals = series_by_policy[policy]
+        t = [i.end_s for i in intervals]
+        stacks = [[i.kb_s.get(n, 0.0) for i in intervals] for n in vm_names]
+        ax.stackplot(t, stacks, labels=vm_names, step='pre')
+        ax.set_title('policy: %s' % policy)
+        ax.set_ylabel('KB/s')
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(loc='upper right', fontsize='small', ncol=len(vm_names))
+    axes[-1, 0].set_xlabel('seconds since the burst started')
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot.close(fig)

@@ -1,0 +1,201 @@
+"""Drives the seed-000 experiment on the testbed (the shell around
+:mod:`iothrottle.bench.seed000`).
+
+One testbed serves every policy in turn: four guests on one nbdkit
+store, the compute agent built exactly as ``iothrottle-compute
+--standalone`` builds it, with the policy under test.  The store's
+capacity is measured first (the burster alone with 8 processes), so the
+controller works from a learned figure, not the configured delay.
+"""
+
+import threading
+import time
+
+import libvirt
+from oslo_config import cfg
+
+from iothrottle.bench import seed000
+from iothrottle.compute import actuator as actuator_mod
+from iothrottle.compute import agent as agent_mod
+from iothrottle.compute import capacity as capacity_mod
+from iothrottle.compute import collector as collector_mod
+from iothrottle import conf as iothrottle_conf
+from iothrottle.controller import model
+from iothrottle.controller import policy as policy_mod
+from iothrottle import testbed
+from iothrottle import tiers as tiers_mod
+
+# The delay filter charges per request, not per byte; bytes over the
+# unix socket are nearly free.  10 GB/s keeps the byte term of the cost
+# model negligible, as it is on this store.
+STORE_MAX_BYTES_SEC = 10e9
+
+# Processes the burster runs while the store's capacity is measured:
+# enough to keep nbdkit's single queue always busy.
+CALIBRATION_PROCS = 8
+
+# An idle store: total below this many IOPS ends the drain between runs.
+IDLE_IOPS = 1.0
+
+
+def ticks(interval_s, count):
+    """Yield the elapsed seconds at ``count`` ticks of a fixed grid."""
+    start_s = tick_s = time.monotonic()
+    pause = threading.Event()
+    for _ in range(count):
+        tick_s += interval_s
+        # Waiting out the measurement window is the measurement.
+        pause.wait(max(0.0, tick_s - time.monotonic()))
+        yield tick_s - start_s
+
+
+def bench_conf(plan, policy):
+    conf = cfg.ConfigOpts()
+    iothrottle_conf.register_opts(conf)
+    conf([], project='iothrottle', default_config_files=[])
+    conf.set_override('policy', policy, 'controller')
+    conf.set_override('interval_s', plan.interval_s, 'controller')
+    conf.set_override('lease_s', plan.lease_s, 'controller')
+    conf.set_override('paper_cap_time_s', plan.paper_cap_time_s,
+                      'controller')
+    return conf
+
+
+def plan_tiers(plan):
+    """Each VM's guarantee as a standalone tiers document."""
+    flavors = {vm.flavor: {'min_bytes_sec': vm.guarantee_kb_s * 1024}
+               for vm in plan.vms}
+    return tiers_mod.parse_tiers(
+        _yaml({'tiers': {}, 'flavors': flavors}), source='seed000 plan')
+
+
+def _yaml(document):
+    import yaml
+    return yaml.safe_dump(document)
+
+
+class Seed000Run:
+    """One testbed, several policies; see the module docstring."""
+
+    def __init__(self, plan, out, prefix='itb-s000-'):
+        self.plan = plan
+        self.out = out
+        self.prefix = prefix
+        self.capacity = None
+
+    def guests(self):
+        return [testbed.GuestSpec(name=vm.name, flavor=vm.flavor,
+                                  project='bench', memory_mb=128,
+                                  disk_mb=256)
+                for vm in self.plan.vms]
+
+    def run(self, policies, on_interval=None):
+        """Run every policy; returns ({policy: summary}, {policy:
+        [Interval]})."""
+        results, series = {}, {}
+        with testbed.Testbed(self.guests(), delay_ms=self.plan.delay_ms,
+                             prefix=self.prefix) as tb:
+            conn = libvirt.open(tb.uri)
+            try:
+                self.capacity = self.calibrate(tb, conn)
+                self.out.write('store capacity measured: %.1f IOPS at '
+                               '%d KB (%.0f KB/s)\n' % (
+                                   self.capacity.max_iops,
+                                   self.plan.block_kb,
+                                   self.capacity.max_iops
+                                   * self.plan.block_kb))
+                for name in policies:
+                    self.out.write('-- policy %s\n' % name)
+                    intervals = self.run_policy(tb, conn, name, on_interval)
+                    series[name] = intervals
+                    results[name] = seed000.summarize(self.plan, intervals)
+            finally:
+                conn.close()
+        return results, series
+
+    def agent(self, conn, policy_name, capacity):
+        conf = bench_conf(self.plan, policy_name)
+        return agent_mod.Agent(
+            conf, collector_mod.Collector(conn), actuator_mod.Actuator(conn),
+            policy_mod.load_policy(conf), plan_tiers(self.plan),
+            capacity_mod.CapacityTable(default=capacity, by_domain={}))
+
+    def calibrate(self, tb, conn):
+        """The store's IOPS with the burster alone at full parallelism."""
+        probe = self.agent(conn, 'none', model.Capacity(1.0, 1.0))
+        probe.step()
+        tb.start_load(self.plan.vms[0].name, testbed.Load(
+            procs=CALIBRATION_PROCS, block_kb=self.plan.block_kb,
+            rw='randwrite'))
+        best = 0.0
+        try:
+            for report in self._ticks(probe, 4):
+                best = max(best, sum(s.iops for s in report.samples))
+        finally:
+            tb.stop_load(self.plan.vms[0].name)
+        self._drain(probe)
+        return model.Capacity(max_iops=best,
+                              max_bytes_sec=STORE_MAX_BYTES_SEC)
+
+    def run_policy(self, tb, conn, policy_name, on_interval=None):
+        plan = self.plan
+        agent = self.agent(conn, policy_name, self.capacity)
+        agent.step()   # first sight: a baseline for the counters
+        names = {tb.instance_uuid(vm.name): vm.name for vm in plan.vms}
+        self.start_loads(tb)
+        start_s = time.monotonic()
+        intervals = []
+        count = int(round(plan.duration_s / plan.interval_s))
+        try:
+            for report in self._ticks(agent, count):
+                interval = self.interval(report, names, start_s)
+                intervals.append(interval)
+                if on_interval is not None:
+                    on_interval(policy_name, interval, report)
+        finally:
+            for vm in plan.vms:
+                tb.stop_load(vm.name)
+            agent.release_all()
+        self._drain(agent)
+        return intervals
+
+    def start_loads(self, tb):
+        """Every VM's load of the plan, started now."""
+        plan = self.plan
+        for vm in plan.vms:
+            tb.start_load(vm.name, testbed.Load(
+                procs=vm.procs, max_procs=vm.max_procs, ramp_s=plan.ramp_s,
+                block_kb=plan.block_kb, rw='randwrite',
+                rate_kb_s=vm.rate_kb_s or None))
+
+    def _ticks(self, agent, count):
+        """``count`` agent steps on a fixed grid of interval_s."""
+        for _ in ticks(self.plan.interval_s, count):
+            yield agent.step()
+
+    def _drain(self, agent, max_intervals=15):
+        """Wait until the store is idle (queued requests finished)."""
+        for report in self._ticks(agent, max_intervals):
+            if sum(s.iops for s in report.samples) < IDLE_IOPS:
+                return
+
+    def interval(self, report, names, start_s):
+        """One Interval of ``report`` (anything with now_s, samples,
+        caps and collect_s), VMs named through ``names`` (uuid -> VM)."""
+        kb_s, iops, weighted = {}, 0.0, 0.0
+        length_s = self.plan.interval_s
+        for s in report.samples:
+            name = names.get(s.instance_uuid)
+            if name is None:
+                continue
+            kb_s[name] = kb_s.get(name, 0.0) + s.bytes_sec / 1024.0
+            iops += s.iops
+            weighted += s.iops * s.latency_s
+            length_s = s.interval_s
+        caps = {names[d.split('/')[0]]: c.iops
+                for d, c in report.caps.items()
+                if d.split('/')[0] in names}
+        return seed000.Interval(
+            end_s=report.now_s - start_s, length_s=length_s, kb_s=kb_s,
+            latency_ms=weighted / iops * 1e3 if iops else 0.0, caps=caps,
+            collect_ms=report.collect_s * 1e3)

@@ -1,0 +1,125 @@
+"""``iothrottle-bench``: benchmarks that print numbers.
+
+``iothrottle-bench seed000 --policy none --policy paper --policy
+guarantee --json out.json --png out.png`` runs seed 000's experiment on
+the testbed (see :mod:`iothrottle.bench.seed000`) and prints a
+Table-2-like summary and whether the ``guarantee`` bar is met.
+"""
+
+import argparse
+import json
+import sys
+
+from iothrottle.bench import report
+from iothrottle.bench import seed000
+from iothrottle.bench import seed004
+
+PROG = 'iothrottle-bench'
+POLICIES = ('none', 'paper', 'guarantee')
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split(
+        '\n')[0])
+    sub = parser.add_subparsers(dest='bench', required=True)
+    s = sub.add_parser('seed000', help='one VM bursts, three keep floors')
+    s.add_argument('--policy', action='append', choices=POLICIES,
+                   help='policy to run (repeatable; default: all three)')
+    s.add_argument('--json', metavar='FILE', help='write results as JSON')
+    s.add_argument('--png', metavar='FILE',
+                   help='write the stacked throughput figure')
+    s.add_argument('--short', action='store_true',
+                   help='compressed plan (ramp every 8 s) for the e2e test')
+    s.add_argument('--quiet', action='store_true',
+                   help='no per-interval rows')
+    s4 = sub.add_parser('seed004', help='cache-aware ballooning vs '
+                                        'proportional, two readers')
+    s4.add_argument('--policy', required=True,
+                    choices=('none', 'proportional', 'cams'))
+    s4.add_argument('--json', metavar='FILE', help='write results as JSON')
+    s4.add_argument('--ratio', type=int, action='append',
+                    help='VM2/VM1 frequency ratio (repeatable; default '
+                         '1 2 4 8)')
+    s4.add_argument('--short', action='store_true',
+                    help='ratio 1 only, shorter windows (the e2e test)')
+    sub.add_parser('demo', help='watch the standalone service keep the '
+                                'guarantees while VM1 bursts')
+    return parser.parse_args(argv)
+
+
+def live_row(out, plan):
+    names = [vm.name for vm in plan.vms]
+    out.write('%-10s %7s ' % ('policy', 't (s)') + ' '.join(
+        '%13s' % ('%s KB/s cap' % n) for n in names)
+        + '  latency  collect\n')
+
+    def on_interval(policy, interval, _report):
+        cells = []
+        for n in names:
+            cap = interval.caps.get(n)
+            cells.append('%7.0f %5s' % (interval.kb_s.get(n, 0.0),
+                                        '%.0f' % cap if cap else '-'))
+        out.write('%-10s %7.1f ' % (policy, interval.end_s)
+                  + ' '.join(cells) + '  %5.1f ms %5.0f ms\n' % (
+                      interval.latency_ms, interval.collect_ms))
+        out.flush()
+    return on_interval
+
+
+def run_seed000(args, out):
+    from iothrottle.bench import runner   # needs libvirt and the testbed
+
+    plan = seed000.default_plan(short=args.short)
+    policies = args.policy or list(POLICIES)
+    run = runner.Seed000Run(plan, out)
+    on_interval = None if args.quiet else live_row(out, plan)
+    results, series = run.run(policies, on_interval)
+    out.write('\n' + report.seed000_table(results) + '\n')
+    ok, reasons = seed000.bar(results)
+    if 'guarantee' in results:
+        out.write('bar for the guarantee policy: %s\n' % (
+            'met' if ok else 'NOT met: ' + '; '.join(reasons)))
+    document = {'plan': {'delay_ms': plan.delay_ms,
+                         'interval_s': plan.interval_s,
+                         'ramp_s': plan.ramp_s, 'tail_s': plan.tail_s,
+                         'block_kb': plan.block_kb,
+                         'capacity_iops': run.capacity.max_iops},
+                'bar': {'met': ok, 'reasons': reasons}}
+    document.update(results)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    if args.png:
+        report.seed000_figure(args.png, series,
+                              [vm.name for vm in plan.vms])
+    return 0
+
+
+def run_seed004(args, out):
+    import dataclasses
+
+    from iothrottle.bench import seed004_runner   # libvirt, testbed
+
+    plan = seed004.default_plan(short=args.short)
+    if args.ratio:
+        plan = dataclasses.replace(plan, ratios=tuple(args.ratio))
+    document = seed004_runner.Seed004Run(plan, out).run(args.policy)
+    out.write('\n' + seed004.table({args.policy: document}) + '\n')
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    return 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.bench == 'seed000':
+        return run_seed000(args, sys.stdout)
+    if args.bench == 'seed004':
+        return run_seed004(args, sys.stdout)
+    from iothrottle.bench import demo
+    return demo.main(sys.stdout)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
