@@ -1,0 +1,1 @@
+"""Tests that need Nova 34 installed (``tox -e nova``, ``tools/test-nova``)."""
