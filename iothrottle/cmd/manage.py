@@ -1,0 +1,239 @@
+"""``iothrottle-manage``: the conductor's database, by hand.
+
+::
+
+    iothrottle-manage db sync        # create or upgrade the schema
+    iothrottle-manage db version     # the schema's revision
+    iothrottle-manage tier create gold --min-iops 100 \\
+        --min-bytes-sec 6553600 --weight 4
+    iothrottle-manage tier list
+    iothrottle-manage tier delete gold
+
+The database is ``[database] connection`` of the configuration files
+(``--config-file``, by default ``/etc/iothrottle/iothrottle.conf``).
+Tier values are checked as flavor extra specs and the tiers file check
+them (a number >= 0, a weight > 0, no floor above its ceiling).  Bad
+input, a database that cannot be reached or has not been synced: one
+line on stderr and exit code 1.
+"""
+
+import os
+import sys
+
+from oslo_config import cfg
+import sqlalchemy as sa
+
+from iothrottle import conf as iothrottle_conf
+from iothrottle.controller import model
+from iothrottle.db import api
+from iothrottle.db import migration
+from iothrottle import extra_specs
+from iothrottle import tiers
+
+PROG = 'iothrottle-manage'
+EXIT_ERROR = 1
+
+
+class CommandError(Exception):
+    """Ends the command with this one-line message and EXIT_ERROR."""
+
+
+def _add_parsers(subparsers):
+    db = subparsers.add_parser('db', help='The database schema.')
+    db_actions = db.add_subparsers(dest='action', metavar='ACTION')
+    db_actions.required = True
+    sync = db_actions.add_parser(
+        'sync', help='Create or upgrade the schema to the newest revision.')
+    sync.add_argument('--revision', default='head',
+                      help='Upgrade to this revision instead of the newest.')
+    db_actions.add_parser('version', help='Print the schema revision.')
+
+    tier = subparsers.add_parser('tier', help='Guarantee tiers.')
+    tier_actions = tier.add_subparsers(dest='action', metavar='ACTION')
+    tier_actions.required = True
+    create = tier_actions.add_parser(
+        'create', help='Create a tier (flavors use it with '
+                       'iothrottle:tier=NAME).')
+    create.add_argument('tier_name', metavar='NAME')
+    for key, unit in (('min_iops', 'IOPS'), ('min_bytes_sec', 'bytes/s'),
+                      ('max_iops', 'IOPS'), ('max_bytes_sec', 'bytes/s')):
+        create.add_argument('--' + key.replace('_', '-'), dest=key,
+                            metavar=unit, default='0',
+                            help='default 0 (none)')
+    create.add_argument('--weight', dest='weight', metavar='WEIGHT',
+                        default='1',
+                        help='share of spare capacity, > 0 (default 1)')
+    tier_actions.add_parser('list', help='Print every tier.')
+    delete = tier_actions.add_parser('delete', help='Delete a tier.')
+    delete.add_argument('tier_name', metavar='NAME')
+
+
+CATEGORY_OPT = cfg.SubCommandOpt('category', title='Commands',
+                                 handler=_add_parsers)
+
+
+def build_conf(argv):
+    conf = cfg.ConfigOpts()
+    iothrottle_conf.register_opts(conf)
+    conf.register_cli_opt(CATEGORY_OPT)
+    conf(argv, project='iothrottle', prog=PROG)
+    return conf
+
+
+def _sqlite_dir(url):
+    """The directory of a SQLite file URL; None for anything else."""
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != 'sqlite' or parsed.database in (
+            None, '', ':memory:'):
+        return None
+    return os.path.dirname(os.path.abspath(parsed.database))
+
+
+def db_sync(conf, engine):
+    directory = _sqlite_dir(conf.database.connection)
+    if directory and not os.path.isdir(directory):
+        try:
+            os.makedirs(directory, mode=0o750)
+        except OSError as exc:
+            raise CommandError('cannot create %s: %s'
+                               % (directory, exc.strerror or exc)) from None
+    migration.upgrade(engine, conf.category.revision)
+    print('database at revision %s' % migration.current_revision(engine))
+
+
+def db_version(conf, engine):
+    current = migration.current_revision(engine)
+    head = migration.head_revision()
+    if current is None:
+        print("none (not synced; newest is %s: run '%s db sync')"
+              % (head, PROG))
+    elif current == head:
+        print('%s (newest)' % current)
+    else:
+        print("%s (newest is %s: run '%s db sync')" % (current, head, PROG))
+
+
+def _number(value):
+    """A rate for a table: whole numbers in full, others short."""
+    if value == int(value) and abs(value) < 1e15:
+        return '%d' % value
+    return '%g' % value
+
+
+def _require_synced(engine):
+    current = migration.current_revision(engine)
+    head = migration.head_revision()
+    if current != head:
+        raise CommandError("database schema at revision %s, expected %s: "
+                           "run '%s db sync'" % (current, head, PROG))
+
+
+def tier_create(conf, engine):
+    args = conf.category
+    try:
+        extra_specs.parse_tier_name(args.tier_name)
+    except ValueError as exc:
+        raise CommandError('tier name: %s' % exc) from None
+    values = {}
+    for key in tiers.GUARANTEE_KEYS:
+        try:
+            values[key] = tiers.parse_number(getattr(args, key))
+        except ValueError as exc:
+            raise CommandError('--%s: %s'
+                               % (key.replace('_', '-'), exc)) from None
+    try:
+        tiers.check_weight(values['weight'])
+    except ValueError as exc:
+        raise CommandError('--weight: %s' % exc) from None
+    for floor, low, ceiling, high in tiers.floors_above_ceilings(values):
+        raise CommandError('--%s (%g) exceeds --%s (%g)'
+                           % (floor.replace('_', '-'), low,
+                              ceiling.replace('_', '-'), high))
+    try:
+        guarantee = model.Guarantee(tier=args.tier_name, **values)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    _require_synced(engine)
+    try:
+        api.create_tier(engine, guarantee)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    print('tier %s created' % args.tier_name)
+
+
+def tier_list(conf, engine):
+    _require_synced(engine)
+    columns = ('name',) + tiers.GUARANTEE_KEYS
+    rows = [columns] + [
+        (name,) + tuple(_number(getattr(guarantee, key))
+                        for key in tiers.GUARANTEE_KEYS)
+        for name, guarantee in api.list_tiers(engine).items()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    for row in rows:
+        print('  '.join(cell.ljust(width)
+                        for cell, width in zip(row, widths)).rstrip())
+
+
+def tier_delete(conf, engine):
+    _require_synced(engine)
+    try:
+        api.delete_tier(engine, conf.category.tier_name)
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+    print('tier %s deleted' % conf.category.tier_name)
+
+
+COMMANDS = {
+    ('db', 'sync'): db_sync,
+    ('db', 'version'): db_version,
+    ('tier', 'create'): tier_create,
+    ('tier', 'list'): tier_list,
+    ('tier', 'delete'): tier_delete,
+}
+
+
+def _fail(message):
+    sys.stderr.write('%s: %s\n' % (PROG, message))
+    return EXIT_ERROR
+
+
+def _database_error(exc):
+    """One line out of a driver's (often multi-line) error."""
+    text = str(getattr(exc, 'orig', None) or exc).strip()
+    return 'database error: %s' % (text.splitlines() or ['unknown'])[0]
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        conf = build_conf(argv)
+    except cfg.Error as exc:
+        return _fail(str(exc).splitlines()[0])
+    command = COMMANDS[(conf.category.name, conf.category.action)]
+    try:
+        directory = _sqlite_dir(conf.database.connection)
+    except sa.exc.ArgumentError as exc:
+        return _fail('[database] connection: %s'
+                     % str(exc).splitlines()[0])
+    if directory and command is not db_sync and not os.path.isdir(
+            directory):
+        return _fail("no database: %s does not exist (run '%s db sync')"
+                     % (directory, PROG))
+    try:
+        engine = api.engine_from_conf(conf)
+    except (sa.exc.ArgumentError, ImportError) as exc:
+        return _fail('[database] connection: %s'
+                     % str(exc).splitlines()[0])
+    try:
+        command(conf, engine)
+    except CommandError as exc:
+        return _fail(str(exc))
+    except sa.exc.SQLAlchemyError as exc:
+        return _fail(_database_error(exc))
+    finally:
+        engine.dispose()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,389 @@
+"""Reading and writing the conductor's database.
+
+Each function opens its own transaction on the ``engine`` it is given
+(:func:`engine_from_conf`) and returns plain immutable values - Guarantee
+objects and the dataclasses below - never ORM rows.  Times are naive
+UTC datetimes (an aware datetime is converted); rates are in the units
+of :class:`iothrottle.controller.model.Guarantee`.
+
+Tiers::
+
+    create_tier(engine, Guarantee(min_iops=100, weight=4, tier='gold'))
+    list_tiers(engine)          # {'gold': Guarantee(...)}
+    delete_tier(engine, 'gold')
+
+Flavors (a cache of what Nova's extra specs resolved to)::
+
+    cache_flavor(engine, flavor_id, 'm1.large', guarantee=...)
+    cache_flavor(engine, flavor_id, 'm1.bad', error='iothrottle:...')
+    cached_flavor(engine, 'm1.large', max_age_s=600)
+
+Storage domains::
+
+    declare_capacity(engine, key, max_iops=2000, max_bytes_sec=500e6)
+    learn_peak(engine, key, iops=1800, bytes_sec=90e6)
+    storage_domains(engine)
+
+Decisions, and "why is my VM throttled?"::
+
+    record_decisions(engine, key, decisions, policy='guarantee')
+    decisions_for_instance(engine, instance_uuid)
+    purge_decisions(engine, older_than)
+"""
+
+import dataclasses
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from iothrottle.controller import model
+from iothrottle.db import models
+from iothrottle import extra_specs
+from iothrottle import tiers as tiers_mod
+
+
+class NotFound(LookupError):
+    """What was asked for does not exist; the message is one line."""
+
+
+class Exists(ValueError):
+    """What was to be created exists already; the message is one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedFlavor:
+    """What a flavor's extra specs resolved to when last fetched.
+
+    ``guarantee`` is None when the extra specs were invalid; ``error``
+    then says why.
+    """
+    flavor_id: str
+    flavor_name: str
+    guarantee: model.Guarantee
+    error: str
+    fetched_at: datetime.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageDomain:
+    """A storage domain's capacity and where it comes from."""
+    key: str
+    max_iops: float
+    max_bytes_sec: float
+    capacity_source: str
+    peak_iops: float
+    peak_bytes_sec: float
+    updated_at: datetime.datetime
+
+    def capacity(self):
+        """The controller's Capacity; None until both axes are known."""
+        if self.max_iops > 0 and self.max_bytes_sec > 0:
+            return model.Capacity(max_iops=self.max_iops,
+                                  max_bytes_sec=self.max_bytes_sec)
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionRecord:
+    """One stored decision."""
+    decided_at: datetime.datetime
+    storage_domain: str
+    instance_uuid: str
+    device: str
+    action: str
+    cap_iops: float
+    cap_bytes_sec: float
+    lease_expires_at: datetime.datetime
+    reason: str
+    policy: str
+
+
+def create_engine(url, recycle_s=3600):
+    """An engine for the SQLAlchemy ``url``.
+
+    Pooled connections are checked before use and replaced after
+    ``recycle_s`` seconds, so a restarted or idle-dropping server does
+    not fail the next query.
+    """
+    return sa.create_engine(url, pool_pre_ping=True, pool_recycle=recycle_s)
+
+
+def engine_from_conf(conf):
+    """An engine for ``[database] connection`` of ``conf``."""
+    return create_engine(conf.database.connection,
+                         conf.database.connection_recycle_time)
+
+
+def _session(engine):
+    return orm.Session(engine, expire_on_commit=False)
+
+
+def _utc(when):
+    """``when`` as naive UTC; now if None."""
+    if when is None:
+        return models.utcnow()
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return when
+
+
+def _check_length(what, value, length):
+    if not isinstance(value, str) or not value or len(value) > length:
+        raise ValueError('%s must be a string of 1 to %d characters, got %r'
+                         % (what, length, value if not isinstance(value, str)
+                            else value[:40]))
+    return value
+
+
+def _rates(guarantee):
+    return {key: float(getattr(guarantee, key))
+            for key in tiers_mod.GUARANTEE_KEYS}
+
+
+def _guarantee(row, tier):
+    return model.Guarantee(tier=tier, **{key: getattr(row, key)
+                                         for key in tiers_mod.GUARANTEE_KEYS})
+
+
+# Tiers
+
+def create_tier(engine, guarantee):
+    """Store ``guarantee`` as the tier named by its ``tier`` field.
+
+    Raises ValueError for a malformed name, Exists if the tier exists.
+    """
+    try:
+        name = extra_specs.parse_tier_name(guarantee.tier)
+    except ValueError as exc:
+        raise ValueError('tier name: %s' % exc) from None
+    with _session(engine) as session, session.begin():
+        if session.get(models.Tier, name) is not None:
+            raise Exists('tier %r exists' % name)
+        session.add(models.Tier(name=name, **_rates(guarantee)))
+
+
+def get_tier(engine, name):
+    """The Guarantee of tier ``name``; raises NotFound."""
+    with _session(engine) as session:
+        row = session.get(models.Tier, name)
+        if row is None:
+            raise NotFound('no tier %r' % (name,))
+        return _guarantee(row, row.name)
+
+
+def list_tiers(engine):
+    """Every tier: {name: Guarantee}, by name."""
+    with _session(engine) as session:
+        rows = session.scalars(sa.select(models.Tier)
+                               .order_by(models.Tier.name))
+        return {row.name: _guarantee(row, row.name) for row in rows}
+
+
+def delete_tier(engine, name):
+    """Delete tier ``name``; raises NotFound.  Flavors that name it are
+    invalid from then on (their instances lose their guarantee)."""
+    with _session(engine) as session, session.begin():
+        row = session.get(models.Tier, name)
+        if row is None:
+            raise NotFound('no tier %r' % (name,))
+        session.delete(row)
+
+
+# Flavor guarantee cache
+
+def cache_flavor(engine, flavor_id, flavor_name, guarantee=None, error=None,
+                 fetched_at=None):
+    """Remember what flavor ``flavor_id`` resolved to: ``guarantee``, or
+    the one-line ``error`` that made it invalid."""
+    _check_length('flavor id', flavor_id, models.NAME_LENGTH)
+    _check_length('flavor name', flavor_name, models.NAME_LENGTH)
+    if (guarantee is None) == (error is None):
+        raise ValueError('give a guarantee or an error, not both or none')
+    values = dict(flavor_name=flavor_name, fetched_at=_utc(fetched_at))
+    if guarantee is not None:
+        values.update(_rates(guarantee), tier=guarantee.tier, error=None)
+    else:
+        values.update(_rates(model.NO_GUARANTEE), tier='',
+                      error=str(error)[:models.REASON_LENGTH])
+    with _session(engine) as session, session.begin():
+        row = session.get(models.FlavorGuarantee, flavor_id)
+        if row is None:
+            session.add(models.FlavorGuarantee(flavor_id=flavor_id,
+                                               **values))
+        else:
+            for key, value in values.items():
+                setattr(row, key, value)
+
+
+def cached_flavor(engine, flavor_name, max_age_s=None, now=None):
+    """The newest cache entry of ``flavor_name``; None if there is none
+    or it is older than ``max_age_s`` seconds."""
+    with _session(engine) as session:
+        row = session.scalars(
+            sa.select(models.FlavorGuarantee)
+            .where(models.FlavorGuarantee.flavor_name == flavor_name)
+            .order_by(models.FlavorGuarantee.fetched_at.desc())
+            .limit(1)).first()
+        if row is None:
+            return None
+        if max_age_s is not None:
+            age = (_utc(now) - row.fetched_at).total_seconds()
+            if age > max_age_s:
+                return None
+        return CachedFlavor(
+            flavor_id=row.flavor_id, flavor_name=row.flavor_name,
+            guarantee=(None if row.error is not None
+                       else _guarantee(row, row.tier)),
+            error=row.error, fetched_at=row.fetched_at)
+
+
+def forget_flavors(engine, fetched_before):
+    """Drop cache entries fetched before ``fetched_before``; the count."""
+    with _session(engine) as session, session.begin():
+        return session.execute(
+            sa.delete(models.FlavorGuarantee)
+            .where(models.FlavorGuarantee.fetched_at < _utc(fetched_before))
+        ).rowcount
+
+
+# Storage domains
+
+def _domain(row):
+    return StorageDomain(
+        key=row.key, max_iops=row.max_iops, max_bytes_sec=row.max_bytes_sec,
+        capacity_source=row.capacity_source, peak_iops=row.peak_iops,
+        peak_bytes_sec=row.peak_bytes_sec, updated_at=row.updated_at)
+
+
+def _domain_row(session, key):
+    _check_length('storage domain key', key, models.NAME_LENGTH)
+    row = session.get(models.StorageDomain, key)
+    if row is None:
+        row = models.StorageDomain(
+            key=key, max_iops=0.0, max_bytes_sec=0.0,
+            capacity_source=models.CAPACITY_LEARNED, peak_iops=0.0,
+            peak_bytes_sec=0.0)
+        session.add(row)
+    return row
+
+
+def declare_capacity(engine, key, max_iops, max_bytes_sec):
+    """The operator's capacity of storage domain ``key`` (from config):
+    used from now on instead of the learned peak."""
+    capacity = model.Capacity(max_iops=max_iops, max_bytes_sec=max_bytes_sec)
+    with _session(engine) as session, session.begin():
+        row = _domain_row(session, key)
+        row.max_iops = float(capacity.max_iops)
+        row.max_bytes_sec = float(capacity.max_bytes_sec)
+        row.capacity_source = models.CAPACITY_CONFIG
+        row.updated_at = models.utcnow()
+        return _domain(row)
+
+
+def learn_peak(engine, key, iops, bytes_sec):
+    """Record throughput observed on storage domain ``key``.
+
+    Each axis keeps its highest value; a domain whose capacity was not
+    declared takes its peaks as capacity.  Returns the domain.
+    """
+    iops, bytes_sec = _rate('iops', iops), _rate('bytes_sec', bytes_sec)
+    with _session(engine) as session, session.begin():
+        row = _domain_row(session, key)
+        row.peak_iops = max(row.peak_iops or 0.0, iops)
+        row.peak_bytes_sec = max(row.peak_bytes_sec or 0.0, bytes_sec)
+        if row.capacity_source == models.CAPACITY_LEARNED:
+            row.max_iops = row.peak_iops
+            row.max_bytes_sec = row.peak_bytes_sec
+        row.updated_at = models.utcnow()
+        return _domain(row)
+
+
+def _rate(name, value):
+    """A measured rate: a number >= 0 (not a string of one)."""
+    if isinstance(value, str):
+        raise ValueError('%s must be a number >= 0, got %r'
+                         % (name, value[:40]))
+    try:
+        return tiers_mod.parse_number(value)
+    except ValueError as exc:
+        raise ValueError('%s %s' % (name, exc)) from None
+
+
+def storage_domains(engine):
+    """Every known storage domain, by key."""
+    with _session(engine) as session:
+        return [_domain(row) for row in session.scalars(
+            sa.select(models.StorageDomain)
+            .order_by(models.StorageDomain.key))]
+
+
+def get_storage_domain(engine, key):
+    """Storage domain ``key``; raises NotFound."""
+    with _session(engine) as session:
+        row = session.get(models.StorageDomain, key)
+        if row is None:
+            raise NotFound('no storage domain %r' % (key,))
+        return _domain(row)
+
+
+# Decisions
+
+def record_decisions(engine, storage_domain, decisions, policy,
+                     decided_at=None):
+    """Store ``decisions`` (model.Decision) of one interval of
+    ``storage_domain``, decided by ``policy``; returns how many."""
+    _check_length('storage domain key', storage_domain, models.NAME_LENGTH)
+    when = _utc(decided_at)
+    rows = []
+    for decision in decisions:
+        _check_length('instance uuid', decision.instance_uuid, 36)
+        _check_length('device', decision.device, 64)
+        if decision.action not in (model.CAP, model.RELEASE):
+            raise ValueError('action must be %r or %r, got %r'
+                             % (model.CAP, model.RELEASE, decision.action))
+        cap = decision.cap
+        rows.append(models.Decision(
+            decided_at=when, storage_domain=storage_domain,
+            instance_uuid=decision.instance_uuid, device=decision.device,
+            action=decision.action,
+            cap_iops=cap.iops if cap is not None else None,
+            cap_bytes_sec=cap.bytes_sec if cap is not None else None,
+            lease_expires_at=(
+                when + datetime.timedelta(seconds=decision.lease_s)
+                if decision.lease_s > 0 else None),
+            reason=str(decision.reason)[:models.REASON_LENGTH],
+            policy=str(policy)[:64]))
+    with _session(engine) as session, session.begin():
+        session.add_all(rows)
+    return len(rows)
+
+
+def _record(row):
+    return DecisionRecord(
+        decided_at=row.decided_at, storage_domain=row.storage_domain,
+        instance_uuid=row.instance_uuid, device=row.device,
+        action=row.action, cap_iops=row.cap_iops,
+        cap_bytes_sec=row.cap_bytes_sec,
+        lease_expires_at=row.lease_expires_at, reason=row.reason,
+        policy=row.policy)
+
+
+def decisions_for_instance(engine, instance_uuid, limit=20):
+    """The newest ``limit`` decisions about ``instance_uuid``, newest
+    first: why it is (or was) throttled."""
+    with _session(engine) as session:
+        return [_record(row) for row in session.scalars(
+            sa.select(models.Decision)
+            .where(models.Decision.instance_uuid == instance_uuid)
+            .order_by(models.Decision.decided_at.desc(),
+                      models.Decision.id.desc())
+            .limit(limit))]
+
+
+def purge_decisions(engine, older_than):
+    """Delete decisions made before ``older_than``; the count."""
+    with _session(engine) as session, session.begin():
+        return session.execute(
+            sa.delete(models.Decision)
+            .where(models.Decision.decided_at < _utc(older_than))).rowcount

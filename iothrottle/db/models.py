@@ -1,0 +1,144 @@
+"""The conductor's tables (SQLAlchemy 2.x declarative models).
+
+The schema itself is made by the alembic migrations in
+``iothrottle/db/migrations/versions``; a unit test checks that these
+models and the migrations agree.  Times are naive UTC ``DATETIME`` (with
+microseconds on MySQL/MariaDB); rates are doubles in the units of
+:class:`iothrottle.controller.model.Guarantee` (IOPS, bytes/s), 0
+meaning none.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy import orm
+
+# Longest tier name (see iothrottle.extra_specs.TIER_NAME_PATTERN).
+TIER_NAME_LENGTH = 64
+# Nova flavor ids and names, storage domain keys.
+NAME_LENGTH = 255
+REASON_LENGTH = 1024
+# Where a storage domain's capacity comes from.
+CAPACITY_CONFIG = 'config'
+CAPACITY_LEARNED = 'learned'
+CAPACITY_SOURCES = (CAPACITY_CONFIG, CAPACITY_LEARNED)
+
+# Microseconds on MySQL/MariaDB (plain DATETIME keeps whole seconds).
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
+                                      'mariadb')
+# SQLite autoincrements only an INTEGER PRIMARY KEY.
+BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+TABLE_ARGS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
+
+
+def utcnow():
+    """Now as the tables store it: naive UTC."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class _Rates:
+    """The guarantee columns shared by tiers and cached flavors."""
+    min_iops: orm.Mapped[float] = orm.mapped_column(sa.Double, default=0.0)
+    min_bytes_sec: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                         default=0.0)
+    max_iops: orm.Mapped[float] = orm.mapped_column(sa.Double, default=0.0)
+    max_bytes_sec: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                         default=0.0)
+    weight: orm.Mapped[float] = orm.mapped_column(sa.Double, default=1.0)
+
+
+class Tier(_Rates, Base):
+    """A named guarantee; flavors refer to it with iothrottle:tier."""
+    __tablename__ = 'tiers'
+    __table_args__ = TABLE_ARGS
+
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(TIER_NAME_LENGTH),
+                                              primary_key=True)
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        DateTime, default=utcnow)
+    updated_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        DateTime, default=utcnow, onupdate=utcnow)
+
+
+class FlavorGuarantee(_Rates, Base):
+    """Cache: the guarantee a Nova flavor's extra specs resolved to.
+
+    ``error`` is the one-line reason when the flavor's extra specs are
+    invalid (its instances then get no guarantee); NULL when valid.
+    """
+    __tablename__ = 'flavor_guarantees'
+    __table_args__ = (sa.Index('flavor_guarantees_flavor_name_idx',
+                               'flavor_name'),
+                      TABLE_ARGS)
+
+    flavor_id: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH),
+                                                   primary_key=True)
+    flavor_name: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH))
+    tier: orm.Mapped[str] = orm.mapped_column(sa.String(TIER_NAME_LENGTH),
+                                              default='')
+    error: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(REASON_LENGTH), nullable=True)
+    fetched_at: orm.Mapped[datetime.datetime] = orm.mapped_column(DateTime)
+
+
+class StorageDomain(Base):
+    """A set of disks sharing one physical capacity, and that capacity.
+
+    ``max_iops``/``max_bytes_sec`` are what the controller uses;
+    ``capacity_source`` says whether the operator declared them
+    (``config``) or they were learned from the peak observed throughput
+    (``learned``), kept in ``peak_iops``/``peak_bytes_sec``.
+    """
+    __tablename__ = 'storage_domains'
+    __table_args__ = (
+        sa.CheckConstraint("capacity_source IN ('config', 'learned')",
+                           name='storage_domains_capacity_source_ck'),
+        TABLE_ARGS)
+
+    key: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH),
+                                             primary_key=True)
+    max_iops: orm.Mapped[float] = orm.mapped_column(sa.Double, default=0.0)
+    max_bytes_sec: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                         default=0.0)
+    capacity_source: orm.Mapped[str] = orm.mapped_column(
+        sa.String(16), default=CAPACITY_LEARNED)
+    peak_iops: orm.Mapped[float] = orm.mapped_column(sa.Double, default=0.0)
+    peak_bytes_sec: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                          default=0.0)
+    updated_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        DateTime, default=utcnow, onupdate=utcnow)
+
+
+class Decision(Base):
+    """One cap or release the controller decided, and why."""
+    __tablename__ = 'decisions'
+    __table_args__ = (
+        sa.Index('decisions_instance_uuid_decided_at_idx',
+                 'instance_uuid', 'decided_at'),
+        sa.Index('decisions_storage_domain_decided_at_idx',
+                 'storage_domain', 'decided_at'),
+        sa.Index('decisions_decided_at_idx', 'decided_at'),
+        TABLE_ARGS)
+
+    id: orm.Mapped[int] = orm.mapped_column(BigId, primary_key=True,
+                                            autoincrement=True)
+    decided_at: orm.Mapped[datetime.datetime] = orm.mapped_column(DateTime)
+    storage_domain: orm.Mapped[str] = orm.mapped_column(
+        sa.String(NAME_LENGTH))
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    device: orm.Mapped[str] = orm.mapped_column(sa.String(64))
+    action: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    cap_iops: orm.Mapped[float | None] = orm.mapped_column(sa.Double,
+                                                           nullable=True)
+    cap_bytes_sec: orm.Mapped[float | None] = orm.mapped_column(
+        sa.Double, nullable=True)
+    lease_expires_at: orm.Mapped[datetime.datetime | None] = (
+        orm.mapped_column(DateTime, nullable=True))
+    reason: orm.Mapped[str] = orm.mapped_column(sa.String(REASON_LENGTH))
+    policy: orm.Mapped[str] = orm.mapped_column(sa.String(64))

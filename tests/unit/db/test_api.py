@@ -1,0 +1,233 @@
+"""The database api on SQLite."""
+
+import datetime
+
+import testtools
+
+from iothrottle.controller import model
+from iothrottle.db import api
+from iothrottle.db import models
+from tests.unit.db import base
+
+GOLD = model.Guarantee(min_iops=100, min_bytes_sec=6553600, weight=4,
+                       tier='gold')
+SILVER = model.Guarantee(min_iops=40, max_iops=400, weight=2, tier='silver')
+T0 = datetime.datetime(2025, 3, 1, 12, 0, 0, 123456)
+UUID = '6f1c9c0e-0d43-4c33-9d8e-8b2d9f1e0a11'
+
+
+class DatabaseTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.engine = self.useFixture(base.SyncedDatabase()).engine
+
+
+class TestTiers(DatabaseTestCase):
+
+    def test_create_list_get_delete(self):
+        api.create_tier(self.engine, SILVER)
+        api.create_tier(self.engine, GOLD)
+        self.assertEqual({'gold': GOLD, 'silver': SILVER},
+                         api.list_tiers(self.engine))
+        self.assertEqual(['gold', 'silver'],
+                         list(api.list_tiers(self.engine)))
+        self.assertEqual(GOLD, api.get_tier(self.engine, 'gold'))
+        api.delete_tier(self.engine, 'gold')
+        self.assertEqual({'silver': SILVER}, api.list_tiers(self.engine))
+
+    def test_duplicate(self):
+        api.create_tier(self.engine, GOLD)
+        exc = self.assertRaises(api.Exists, api.create_tier, self.engine,
+                                GOLD)
+        self.assertEqual("tier 'gold' exists", str(exc))
+
+    def test_missing(self):
+        exc = self.assertRaises(api.NotFound, api.delete_tier, self.engine,
+                                'gold')
+        self.assertEqual("no tier 'gold'", str(exc))
+        self.assertRaises(api.NotFound, api.get_tier, self.engine, 'gold')
+
+    def test_bad_names(self):
+        for name in ('', 'a b', 'x' * 65):
+            exc = self.assertRaises(ValueError, api.create_tier, self.engine,
+                                    model.Guarantee(min_iops=1, tier=name))
+            self.assertTrue(str(exc).startswith('tier name: must be a tier '
+                                                'name'), str(exc))
+        self.assertEqual({}, api.list_tiers(self.engine))
+
+
+class TestFlavorCache(DatabaseTestCase):
+
+    def test_guarantee_and_refresh(self):
+        api.cache_flavor(self.engine, 'f1', 'm1.large', guarantee=GOLD,
+                         fetched_at=T0)
+        cached = api.cached_flavor(self.engine, 'm1.large')
+        self.assertEqual(api.CachedFlavor('f1', 'm1.large', GOLD, None, T0),
+                         cached)
+        later = T0 + datetime.timedelta(seconds=60)
+        api.cache_flavor(self.engine, 'f1', 'm1.large', guarantee=SILVER,
+                         fetched_at=later)
+        self.assertEqual(SILVER,
+                         api.cached_flavor(self.engine, 'm1.large').guarantee)
+
+    def test_invalid_flavor_keeps_its_error(self):
+        error = 'iothrottle:min_iops: must be a number >= 0, got \'abc\''
+        api.cache_flavor(self.engine, 'f2', 'm1.bad', error=error,
+                         fetched_at=T0)
+        cached = api.cached_flavor(self.engine, 'm1.bad')
+        self.assertIsNone(cached.guarantee)
+        self.assertEqual(error, cached.error)
+
+    def test_explicit_guarantee_without_tier(self):
+        bare = model.Guarantee(min_iops=5)
+        api.cache_flavor(self.engine, 'f3', 'bare', guarantee=bare)
+        self.assertEqual(bare,
+                         api.cached_flavor(self.engine, 'bare').guarantee)
+
+    def test_stale_entry_is_not_returned(self):
+        api.cache_flavor(self.engine, 'f1', 'm1.large', guarantee=GOLD,
+                         fetched_at=T0)
+        now = T0 + datetime.timedelta(seconds=601)
+        self.assertIsNone(api.cached_flavor(self.engine, 'm1.large',
+                                            max_age_s=600, now=now))
+        self.assertIsNotNone(api.cached_flavor(self.engine, 'm1.large',
+                                               max_age_s=700, now=now))
+        self.assertIsNone(api.cached_flavor(self.engine, 'unknown'))
+
+    def test_aware_times_are_stored_as_utc(self):
+        aware = datetime.datetime(2025, 3, 1, 14, 0, tzinfo=datetime.timezone(
+            datetime.timedelta(hours=2)))
+        api.cache_flavor(self.engine, 'f1', 'm1.large', guarantee=GOLD,
+                         fetched_at=aware)
+        self.assertEqual(datetime.datetime(2025, 3, 1, 12, 0),
+                         api.cached_flavor(self.engine,
+                                           'm1.large').fetched_at)
+
+    def test_forget(self):
+        api.cache_flavor(self.engine, 'f1', 'old', guarantee=GOLD,
+                         fetched_at=T0)
+        api.cache_flavor(self.engine, 'f2', 'new', guarantee=GOLD,
+                         fetched_at=T0 + datetime.timedelta(days=2))
+        self.assertEqual(1, api.forget_flavors(
+            self.engine, T0 + datetime.timedelta(days=1)))
+        self.assertIsNone(api.cached_flavor(self.engine, 'old'))
+        self.assertIsNotNone(api.cached_flavor(self.engine, 'new'))
+
+    def test_bad_input(self):
+        self.assertRaises(ValueError, api.cache_flavor, self.engine, 'f1',
+                          'x', guarantee=GOLD, error='both')
+        self.assertRaises(ValueError, api.cache_flavor, self.engine, 'f1',
+                          'x')
+        self.assertRaises(ValueError, api.cache_flavor, self.engine,
+                          'f' * 256, 'x', guarantee=GOLD)
+
+
+class TestStorageDomains(DatabaseTestCase):
+
+    KEY = 'nbd:127.0.0.1:10809/store'
+
+    def test_learned_capacity_follows_the_peak(self):
+        domain = api.learn_peak(self.engine, self.KEY, iops=150,
+                                bytes_sec=60e6)
+        self.assertEqual(models.CAPACITY_LEARNED, domain.capacity_source)
+        self.assertEqual(model.Capacity(150, 60e6), domain.capacity())
+        domain = api.learn_peak(self.engine, self.KEY, iops=120,
+                                bytes_sec=80e6)
+        self.assertEqual((150, 80e6), (domain.peak_iops,
+                                       domain.peak_bytes_sec))
+        self.assertEqual(model.Capacity(150, 80e6), domain.capacity())
+
+    def test_declared_capacity_wins_peaks_still_recorded(self):
+        api.learn_peak(self.engine, self.KEY, iops=150, bytes_sec=60e6)
+        api.declare_capacity(self.engine, self.KEY, max_iops=200,
+                             max_bytes_sec=100e6)
+        domain = api.learn_peak(self.engine, self.KEY, iops=300,
+                                bytes_sec=1e6)
+        self.assertEqual(models.CAPACITY_CONFIG, domain.capacity_source)
+        self.assertEqual(model.Capacity(200, 100e6), domain.capacity())
+        self.assertEqual(300, domain.peak_iops)
+        self.assertEqual([domain], api.storage_domains(self.engine))
+        self.assertEqual(domain,
+                         api.get_storage_domain(self.engine, self.KEY))
+
+    def test_unknown_capacity(self):
+        domain = api.learn_peak(self.engine, self.KEY, iops=10, bytes_sec=0)
+        self.assertIsNone(domain.capacity())
+        self.assertRaises(api.NotFound, api.get_storage_domain, self.engine,
+                          'other')
+
+    def test_bad_input(self):
+        for iops in ('abc', -1, float('nan'), None):
+            self.assertRaises(ValueError, api.learn_peak, self.engine,
+                              self.KEY, iops=iops, bytes_sec=1)
+        self.assertRaises(ValueError, api.declare_capacity, self.engine,
+                          self.KEY, max_iops=0, max_bytes_sec=1)
+        self.assertRaises(ValueError, api.learn_peak, self.engine, '',
+                          iops=1, bytes_sec=1)
+        self.assertEqual([], api.storage_domains(self.engine))
+
+
+class TestDecisions(DatabaseTestCase):
+
+    KEY = 'rbd:ceph/volumes'
+
+    def decisions(self):
+        return [
+            model.Decision(UUID, 'vda', model.CAP,
+                           'domain saturated; vm1 above its guarantee',
+                           cap=model.Cap(iops=200, bytes_sec=0),
+                           lease_s=30),
+            model.Decision(UUID, 'vdb', model.RELEASE, 'calm for 3 '
+                           'intervals'),
+        ]
+
+    def test_record_and_ask_why(self):
+        self.assertEqual(2, api.record_decisions(
+            self.engine, self.KEY, self.decisions(), 'guarantee',
+            decided_at=T0))
+        later = T0 + datetime.timedelta(seconds=5)
+        api.record_decisions(self.engine, self.KEY, self.decisions()[:1],
+                             'guarantee', decided_at=later)
+        records = api.decisions_for_instance(self.engine, UUID)
+        self.assertEqual([later, T0, T0],
+                         [record.decided_at for record in records])
+        newest = records[0]
+        self.assertEqual(
+            api.DecisionRecord(
+                decided_at=later, storage_domain=self.KEY,
+                instance_uuid=UUID, device='vda', action=model.CAP,
+                cap_iops=200, cap_bytes_sec=0,
+                lease_expires_at=later + datetime.timedelta(seconds=30),
+                reason='domain saturated; vm1 above its guarantee',
+                policy='guarantee'),
+            newest)
+        release = [r for r in records if r.action == model.RELEASE][0]
+        self.assertIsNone(release.cap_iops)
+        self.assertIsNone(release.lease_expires_at)
+        self.assertEqual(1, len(api.decisions_for_instance(self.engine, UUID,
+                                                           limit=1)))
+        self.assertEqual([], api.decisions_for_instance(self.engine, 'x'))
+
+    def test_long_reason_is_cut(self):
+        decision = model.Decision(UUID, 'vda', model.RELEASE, 'r' * 5000)
+        api.record_decisions(self.engine, self.KEY, [decision], 'paper')
+        record, = api.decisions_for_instance(self.engine, UUID)
+        self.assertEqual(models.REASON_LENGTH, len(record.reason))
+
+    def test_bad_decision_stores_nothing(self):
+        bad = model.Decision(UUID, 'vda', 'explode', 'why not')
+        self.assertRaises(ValueError, api.record_decisions, self.engine,
+                          self.KEY, self.decisions() + [bad], 'guarantee')
+        self.assertEqual([], api.decisions_for_instance(self.engine, UUID))
+
+    def test_purge(self):
+        api.record_decisions(self.engine, self.KEY, self.decisions(),
+                             'guarantee', decided_at=T0)
+        api.record_decisions(self.engine, self.KEY, self.decisions(),
+                             'guarantee',
+                             decided_at=T0 + datetime.timedelta(days=8))
+        self.assertEqual(2, api.purge_decisions(
+            self.engine, T0 + datetime.timedelta(days=7)))
+        self.assertEqual(2, len(api.decisions_for_instance(self.engine,
+                                                           UUID)))

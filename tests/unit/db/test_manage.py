@@ -1,0 +1,111 @@
+"""``iothrottle-manage`` on a SQLite file: output and exit codes."""
+
+import io
+import os.path
+
+import fixtures
+import testtools
+
+from iothrottle.cmd import manage
+
+
+class TestManage(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        # A directory that does not exist yet: db sync makes it.
+        self.db_dir = os.path.join(self.dir, 'lib', 'iothrottle')
+        self.conf_file = os.path.join(self.dir, 'iothrottle.conf')
+        with open(self.conf_file, 'w') as stream:
+            stream.write('[database]\nconnection = sqlite:///%s/db.sqlite\n'
+                         % self.db_dir)
+
+    def run_manage(self, *argv):
+        out = self.useFixture(fixtures.MonkeyPatch('sys.stdout',
+                                                   io.StringIO())).new_value
+        err = self.useFixture(fixtures.MonkeyPatch('sys.stderr',
+                                                   io.StringIO())).new_value
+        code = manage.main(['--config-file', self.conf_file] + list(argv))
+        return code, out.getvalue(), err.getvalue()
+
+    def assertFails(self, message, *argv):
+        code, out, err = self.run_manage(*argv)
+        self.assertEqual(1, code)
+        self.assertEqual('', out)
+        self.assertEqual('iothrottle-manage: %s\n' % message, err)
+
+    def test_sync_version_and_tiers(self):
+        self.assertEqual((0, 'database at revision 0001\n', ''),
+                         self.run_manage('db', 'sync'))
+        self.assertTrue(os.path.isdir(self.db_dir))
+        self.assertEqual((0, '0001 (newest)\n', ''),
+                         self.run_manage('db', 'version'))
+        self.assertEqual((0, 'tier gold created\n', ''), self.run_manage(
+            'tier', 'create', 'gold', '--min-iops', '100',
+            '--min-bytes-sec', '6553600', '--weight', '4'))
+        self.assertEqual((0, 'tier silver created\n', ''), self.run_manage(
+            'tier', 'create', 'silver', '--min-iops', '40', '--max-iops',
+            '400', '--weight', '2.5'))
+        code, out, err = self.run_manage('tier', 'list')
+        self.assertEqual(0, code)
+        self.assertEqual(
+            ['name    min_iops  min_bytes_sec  max_iops  max_bytes_sec  '
+             'weight',
+             'gold    100       6553600        0         0              4',
+             'silver  40        0              400       0              2.5'],
+            out.splitlines())
+        self.assertEqual((0, 'tier gold deleted\n', ''),
+                         self.run_manage('tier', 'delete', 'gold'))
+        self.assertFails("no tier 'gold'", 'tier', 'delete', 'gold')
+        self.assertFails("tier 'silver' exists", 'tier', 'create', 'silver')
+
+    def test_bad_tier_values(self):
+        self.run_manage('db', 'sync')
+        self.assertFails("--min-iops: must be a number >= 0, got 'abc'",
+                         'tier', 'create', 'x', '--min-iops', 'abc')
+        self.assertFails("--max-bytes-sec: must be a number >= 0, got '-5'",
+                         'tier', 'create', 'x', '--max-bytes-sec=-5')
+        self.assertFails('--min-iops (500) exceeds --max-iops (100)',
+                         'tier', 'create', 'x', '--min-iops', '500',
+                         '--max-iops', '100')
+        self.assertFails('--weight: must be > 0, got 0',
+                         'tier', 'create', 'x', '--weight', '0')
+        code, out, err = self.run_manage('tier', 'create', 'a b')
+        self.assertEqual(1, code)
+        self.assertTrue(err.startswith(
+            'iothrottle-manage: tier name: must be a tier name'), err)
+        self.assertEqual((0, 'name  min_iops  min_bytes_sec  max_iops  '
+                             'max_bytes_sec  weight\n', ''),
+                         self.run_manage('tier', 'list'))
+
+    def test_not_synced(self):
+        self.assertFails("no database: %s does not exist (run "
+                         "'iothrottle-manage db sync')" % self.db_dir,
+                         'tier', 'list')
+        os.makedirs(self.db_dir)
+        self.assertEqual(
+            (0, "none (not synced; newest is 0001: run 'iothrottle-manage "
+                "db sync')\n", ''),
+            self.run_manage('db', 'version'))
+        self.assertFails("database schema at revision None, expected 0001: "
+                         "run 'iothrottle-manage db sync'", 'tier', 'list')
+
+    def test_unusable_connection(self):
+        with open(self.conf_file, 'w') as stream:
+            stream.write('[database]\nconnection = bogus://x\n')
+        code, out, err = self.run_manage('db', 'version')
+        self.assertEqual(1, code)
+        self.assertTrue(err.startswith('iothrottle-manage: [database] '
+                                       'connection: '), err)
+        self.assertEqual(1, len(err.splitlines()))
+
+    def test_unreadable_database_is_one_line(self):
+        os.makedirs(self.db_dir)
+        with open(os.path.join(self.db_dir, 'db.sqlite'), 'w') as stream:
+            stream.write('not a database' * 100)
+        code, out, err = self.run_manage('db', 'sync')
+        self.assertEqual(1, code)
+        self.assertTrue(err.startswith('iothrottle-manage: database error: '),
+                        err)
+        self.assertEqual(1, len(err.splitlines()))
