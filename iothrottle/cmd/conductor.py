@@ -1,0 +1,142 @@
+"""``iothrottle-conductor``: decides caps for the storage domains of all
+compute hosts (see :mod:`iothrottle.conductor`).
+
+Listens on the RPC topic ``iothrottle-conductor`` of ``[DEFAULT]
+transport_url``; guarantees come from ``[conductor] guarantees`` (Nova
+flavor extra specs with database tiers, the database alone, or a tiers
+file); decisions and learned capacities go to ``[database]
+connection``.  Bad input ends the command with one line on stderr and a
+non-zero exit code.  Native threads only: no eventlet.
+"""
+
+import signal
+import socket
+import sys
+import threading
+
+from iothrottle.rpc import threads
+
+PROG = 'iothrottle-conductor'
+EXIT_ERROR = 1
+
+
+class CommandError(Exception):
+    """Ends the command with this one-line message and EXIT_ERROR."""
+
+
+def build_conf(argv):
+    from oslo_config import cfg
+    from oslo_log import log as logging
+
+    from iothrottle import conf as iothrottle_conf
+    conf = cfg.ConfigOpts()
+    iothrottle_conf.register_opts(conf)
+    logging.register_options(conf)
+    conf(argv, project='iothrottle', prog=PROG)
+    return conf
+
+
+def build_guarantees(conf, engine):
+    from iothrottle.conductor import guarantees
+    from iothrottle import tiers as tiers_mod
+    source = conf.conductor.guarantees
+    refresh_s = conf.conductor.flavor_refresh_s
+    if source == 'file':
+        try:
+            tiers = tiers_mod.load_tiers(conf.conductor.tiers_file)
+        except tiers_mod.TiersError as exc:
+            raise CommandError(str(exc)) from None
+        fetch = guarantees.file_fetch(tiers)
+    elif source == 'db':
+        fetch = guarantees.db_fetch(engine)
+    else:
+        try:
+            client = guarantees.nova_client(conf)
+        except Exception as exc:
+            raise CommandError('[nova]: %s' % exc) from None
+        fetch = guarantees.NovaFetch(client, engine, refresh_s=refresh_s)
+    return guarantees.Resolver(fetch, refresh_s=refresh_s)
+
+
+def build(conf):
+    """(Conductor, policy name) from ``conf``; raises CommandError."""
+    from iothrottle.compute import capacity as capacity_mod
+    from iothrottle.conductor import core
+    from iothrottle.conductor import service
+    from iothrottle.controller import policy as policy_mod
+    from iothrottle.db import api as db_api
+    from iothrottle.rpc import api as rpc_api
+    try:
+        policy = policy_mod.load_policy(conf)
+        table = capacity_mod.CapacityTable.from_conf(conf)
+        aliases = core.parse_aliases(conf.conductor.domain_alias)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        engine = db_api.engine_from_conf(conf)
+    except Exception as exc:
+        raise CommandError('[database] connection: %s' % exc) from None
+    store = service.Store(engine)
+    capacities = core.Capacities(table.default, table.by_domain,
+                                 learn=conf.conductor.learn_capacity)
+    for key, capacity in sorted(table.by_domain.items()):
+        store.call('declaring the capacity of %s' % key,
+                   db_api.declare_capacity, key, capacity.max_iops,
+                   capacity.max_bytes_sec)
+    service.load_capacities(store, capacities)
+    interval_s = conf.controller.interval_s
+    the_core = core.Core(
+        policy, build_guarantees(conf, engine), capacities,
+        core.DomainMap(aliases), interval_s=interval_s,
+        wait_s=conf.conductor.report_wait_fraction * interval_s,
+        host_timeout_s=conf.conductor.host_timeout_intervals * interval_s)
+    transport = rpc_api.get_transport(conf)
+    conductor = service.Conductor(the_core, rpc_api.ComputeAPI(transport),
+                                  store, conf.controller.policy)
+    server = rpc_api.get_server(transport, rpc_api.CONDUCTOR_TOPIC,
+                                socket.gethostname(),
+                                [service.Endpoint(conductor)])
+    return conductor, server
+
+
+def serve(conductor, server, stop_event):
+    """Run until ``stop_event``; the RPC server stops on the way out."""
+    server.start()
+    loop = threading.Thread(target=conductor.run, name='iothrottle-decide',
+                            daemon=True)
+    loop.start()
+    try:
+        stop_event.wait()
+    finally:
+        conductor.stop()
+        server.stop()
+        server.wait()
+        loop.join(10)
+
+
+def main(argv=None):
+    threads.setup()
+    from oslo_config import cfg
+    from oslo_log import log as logging
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        conf = build_conf(argv)
+    except cfg.Error as exc:
+        sys.stderr.write('%s: %s\n' % (PROG, str(exc).splitlines()[0]))
+        return EXIT_ERROR
+    logging.setup(conf, 'iothrottle')
+    try:
+        conductor, server = build(conf)
+    except CommandError as exc:
+        sys.stderr.write('%s: %s\n' % (PROG, exc))
+        return EXIT_ERROR
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_args: stop.set())
+    serve(conductor, server, stop)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""The conductor's pure core: reports in, per-host decisions out.
+
+Agents report every interval (see :mod:`iothrottle.rpc.wire`).  A round
+takes the newest unused report of every host, maps each disk's reported
+storage domain key through the operator's aliases (so disks of several
+hosts, or several keys, form one domain), pairs each disk with its
+instance's guarantee and the cap its agent holds, and runs the policy
+once per domain with that domain's state.  The decisions come back
+grouped by the host that owns the disk.  No clock, no I/O: the shell
+passes the time in and does the messaging and the database.
+
+A round is *due* when every host heard from recently has reported since
+the last round, or when the first of the new reports has waited
+``wait_s`` (a slow or lost host does not hold the others back).
+"""
+
+import collections
+import dataclasses
+
+from iothrottle.controller import model
+
+
+def parse_aliases(entries):
+    """``{reported key: domain}`` from ``"<key>=<domain>"`` entries.
+
+    Keys contain ``:`` and ``/`` (``nbd+unix:///run/s.sock``), so an
+    entry is split at its *last* ``=``.  Raises ValueError naming the
+    entry when it is malformed or gives a key twice.
+    """
+    aliases = {}
+    for entry in entries or ():
+        key, sep, domain = entry.rpartition('=')
+        key, domain = key.strip(), domain.strip()
+        if not sep or not key or not domain:
+            raise ValueError('[conductor] domain_alias: entry %r must be '
+                             '"<reported key>=<storage domain>"' % entry)
+        if key in aliases:
+            raise ValueError('[conductor] domain_alias: key %r is given '
+                             'twice' % key)
+        aliases[key] = domain
+    return aliases
+
+
+class DomainMap:
+    """Reported storage domain key -> the domain the controller sees."""
+
+    def __init__(self, aliases=None):
+        self.aliases = dict(aliases or {})
+
+    def domain_of(self, key):
+        return self.aliases.get(key, key)
+
+
+class Capacities:
+    """Declared capacities, else learned peaks, else the default.
+
+    ``declared``: ``{domain: Capacity}`` (config or database);
+    ``peaks``: ``{domain: (iops, bytes_sec)}`` observed so far.  With
+    ``learn`` a domain without a declared capacity uses its peak once
+    both axes have been seen above zero.  The policy's border (e.g. 90 %)
+    applies to whichever capacity this returns.
+    """
+
+    def __init__(self, default, declared=None, peaks=None, learn=True):
+        self.default = default
+        self.declared = dict(declared or {})
+        self.peaks = dict(peaks or {})
+        self.learn = learn
+
+    def capacity_of(self, domain):
+        if domain in self.declared:
+            return self.declared[domain]
+        peak = self.peaks.get(domain)
+        if self.learn and peak is not None and peak[0] > 0 and peak[1] > 0:
+            return model.Capacity(max_iops=peak[0], max_bytes_sec=peak[1])
+        return self.default
+
+    def observe(self, domain, iops, bytes_sec):
+        """Record one interval's total; returns the new peak if it grew
+        (to persist), else None."""
+        old = self.peaks.get(domain, (0.0, 0.0))
+        new = (max(old[0], iops), max(old[1], bytes_sec))
+        if new == old:
+            return None
+        self.peaks[domain] = new
+        return new
+
+
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """What one decision round decided.
+
+    ``by_host``: ``{host: [(Decision, Guarantee)]}`` to cast;
+    ``by_domain``: ``{domain: [Decision]}`` to record; ``peaks``:
+    ``{domain: (iops, bytes_sec)}`` that grew (to persist); ``errors``:
+    one line each.
+    """
+    now_s: float
+    hosts: tuple
+    by_host: dict
+    by_domain: dict
+    peaks: dict
+    errors: tuple
+
+
+class Core:
+    """See the module docstring.
+
+    ``guarantees`` has ``covers(flavor)`` and ``guarantee_for(flavor)``;
+    ``capacities`` is a :class:`Capacities`; ``policy`` a controller
+    policy.
+    """
+
+    def __init__(self, policy, guarantees, capacities, domain_map=None,
+                 interval_s=5.0, wait_s=None, host_timeout_s=None):
+        self.policy = policy
+        self.guarantees = guarantees
+        self.capacities = capacities
+        self.domain_map = domain_map or DomainMap()
+        self.interval_s = interval_s
+        self.wait_s = interval_s / 2 if wait_s is None else wait_s
+        self.host_timeout_s = (3 * interval_s if host_timeout_s is None
+                               else host_timeout_s)
+        self._pending = {}      # host -> (report, received_at_s)
+        self._last_seen = {}    # host -> received_at_s
+        self._states = {}       # domain -> policy state
+        self.owners = {}        # disk_id -> host, from the last round
+
+    # -- reports ------------------------------------------------------
+
+    def add_report(self, report, now_s):
+        """Take a decoded report (:class:`iothrottle.rpc.wire.Report`)."""
+        self._pending[report.host] = (report, now_s)
+        self._last_seen[report.host] = now_s
+
+    def live_hosts(self, now_s):
+        return sorted(host for host, seen in self._last_seen.items()
+                      if now_s - seen <= self.host_timeout_s)
+
+    def due(self, now_s):
+        """Whether a round should run now (see the module docstring)."""
+        if not self._pending:
+            return False
+        if set(self.live_hosts(now_s)) <= set(self._pending):
+            return True
+        first = min(received for _, received in self._pending.values())
+        return now_s - first >= self.wait_s
+
+    def next_deadline(self, now_s):
+        """Seconds until a pending round is due at the latest; None if
+        nothing is pending."""
+        if not self._pending:
+            return None
+        first = min(received for _, received in self._pending.values())
+        return max(0.0, first + self.wait_s - now_s)
+
+    # -- one round ----------------------------------------------------
+
+    def decide(self, now_s):
+        """Run one round over the pending reports; returns a Round."""
+        pending, self._pending = self._pending, {}
+        errors = []
+        owners, caps = {}, {}
+        by_domain_samples = collections.defaultdict(list)
+        for host in sorted(pending):
+            report = pending[host][0]
+            for sample in report.samples:
+                domain = self.domain_map.domain_of(sample.storage_domain)
+                if domain != sample.storage_domain:
+                    sample = dataclasses.replace(sample,
+                                                 storage_domain=domain)
+                if sample.disk_id in owners:
+                    errors.append('%s reported by %s and %s; %s ignored'
+                                  % (sample.disk_id, owners[sample.disk_id],
+                                     host, host))
+                    continue
+                owners[sample.disk_id] = host
+                caps[sample.disk_id] = report.caps.get(sample.disk_id)
+                by_domain_samples[domain].append(sample)
+        self.owners = owners
+        by_host = collections.defaultdict(list)
+        by_domain, peaks = {}, {}
+        for domain in sorted(by_domain_samples):
+            samples = by_domain_samples[domain]
+            peak = self.capacities.observe(
+                domain, sum(s.iops for s in samples),
+                sum(s.bytes_sec for s in samples))
+            if peak is not None:
+                peaks[domain] = peak
+            decided = self._decide_domain(domain, samples, caps, now_s,
+                                          errors)
+            if decided:
+                by_domain[domain] = [d for d, _ in decided]
+            for decision, guarantee in decided:
+                by_host[owners[decision.disk_id]].append(
+                    (decision, guarantee))
+        return Round(now_s=now_s, hosts=tuple(sorted(pending)),
+                     by_host=dict(by_host), by_domain=by_domain,
+                     peaks=peaks, errors=tuple(errors))
+
+    def _decide_domain(self, domain, samples, caps, now_s, errors):
+        guarantees, inputs = {}, []
+        for sample in samples:
+            guarantee = self._guarantee(sample, errors)
+            guarantees[sample.disk_id] = guarantee
+            inputs.append(model.DiskInput(sample=sample, guarantee=guarantee,
+                                          cap=caps.get(sample.disk_id)))
+        try:
+            view = model.DomainView(
+                storage_domain=domain,
+                capacity=self.capacities.capacity_of(domain),
+                disks=tuple(inputs), now_s=now_s)
+            state = self._states.get(domain)
+            if state is None:
+                state = self.policy.initial_state()
+            outcome = self.policy.decide(view, state)
+        except Exception as exc:
+            errors.append('policy failed on storage domain %s: %s'
+                          % (domain, exc))
+            return []
+        self._states[domain] = outcome.state
+        decided = []
+        for decision in outcome.decisions:
+            if decision.disk_id not in guarantees:
+                errors.append('policy decided on %s, not a disk of storage '
+                              'domain %s; ignored'
+                              % (decision.disk_id, domain))
+                continue
+            decided.append((decision, guarantees[decision.disk_id]))
+        return decided
+
+    def _guarantee(self, sample, errors):
+        try:
+            if self.guarantees.covers(sample.flavor):
+                return self.guarantees.guarantee_for(sample.flavor)
+        except Exception as exc:
+            errors.append('guarantee of %s (flavor %r): %s'
+                          % (sample.instance_uuid, sample.flavor, exc))
+        return model.NO_GUARANTEE

@@ -1,0 +1,135 @@
+"""The compute agent in conductor mode (shell, native threads).
+
+Every interval the agent observes (collects, lifts expired leases) and
+casts its samples and caps to the conductor; the conductor's decisions
+arrive on this host's topic and are applied through the agent's lease
+table.  If the conductor or the bus goes away, no lease is renewed and
+every cap lapses at its expiry; the loop carries on and reports again
+once the bus is back.
+"""
+
+import dataclasses
+import threading
+
+from oslo_log import log as logging
+
+from iothrottle.compute import agent as agent_mod
+from iothrottle.rpc import wire
+
+LOG = logging.getLogger(__name__)
+
+
+def owns(prefixes, instance):
+    """Whether an agent with ``owned_domains`` ``prefixes`` owns
+    ``instance`` (every instance when there are none)."""
+    if not prefixes:
+        return True
+    names = (instance.domain_name, instance.name, instance.uuid)
+    return any(name and name.startswith(prefix)
+               for prefix in prefixes for name in names)
+
+
+class OwnedCollector:
+    """A collector that keeps only the instances this agent owns."""
+
+    def __init__(self, collector, prefixes):
+        self.collector = collector
+        self.prefixes = tuple(prefixes or ())
+
+    def __getattr__(self, name):
+        return getattr(self.collector, name)
+
+    def collect(self):
+        collection = self.collector.collect()
+        if not self.prefixes:
+            return collection
+        instances = {uuid: instance
+                     for uuid, instance in collection.instances.items()
+                     if owns(self.prefixes, instance)}
+        return dataclasses.replace(
+            collection, instances=instances,
+            samples=tuple(s for s in collection.samples
+                          if s.instance_uuid in instances))
+
+
+class Endpoint:
+    """The RPC endpoint on ``iothrottle-compute.<host>``."""
+
+    def __init__(self, remote):
+        self._remote = remote
+
+    def apply(self, ctxt, decisions):
+        self._remote.apply(decisions)
+
+
+class RemoteAgent:
+    """Drives an :class:`iothrottle.compute.agent.Agent` for the
+    conductor.  ``conductor_api`` has ``report(report_dict)``."""
+
+    def __init__(self, agent, conductor_api, host, interval_s):
+        self.agent = agent
+        self.conductor_api = conductor_api
+        self.host = host
+        self.interval_s = interval_s
+        self.reports = 0
+        self.applied = 0
+        self._bus_ok = True
+
+    def apply(self, decisions):
+        """Apply decision dicts from the conductor; returns errors."""
+        pairs = []
+        for data in decisions:
+            try:
+                pairs.append(wire.decision_from_dict(data))
+            except Exception as exc:
+                LOG.warning('malformed decision ignored: %s', exc)
+        errors = self.agent.apply_decisions(pairs)
+        self.applied += len(pairs)
+        for message in errors:
+            LOG.warning('%s', message)
+        return errors
+
+    def step(self):
+        """Observe one interval and report it; returns the StepReport."""
+        report = self.agent.observe()
+        try:
+            self.conductor_api.report(wire.report(
+                self.host, self.interval_s, report.samples, report.caps))
+            self.reports += 1
+            if not self._bus_ok:
+                self._bus_ok = True
+                LOG.info('reporting to the conductor again')
+        except Exception as exc:
+            if self._bus_ok:
+                self._bus_ok = False
+                LOG.warning('cannot report to the conductor (%s); caps '
+                            'lapse at their lease expiry, retrying every '
+                            'interval', exc)
+        return report
+
+    def run(self, stop_event, on_step=None):
+        """Step on a fixed grid until ``stop_event``; caps are lifted on
+        the way out.  A failing step is logged, never fatal."""
+        clock = self.agent.clock
+        next_tick_s = clock()
+        try:
+            while not stop_event.is_set():
+                try:
+                    report = self.step()
+                    if on_step is not None:
+                        on_step(report)
+                except Exception:
+                    LOG.exception('agent step failed; carrying on')
+                next_tick_s = agent_mod.next_tick(
+                    next_tick_s, self.interval_s, clock())
+                if stop_event.wait(max(0.0, next_tick_s - clock())):
+                    break
+        finally:
+            self.agent.release_all()
+
+
+def start_thread(remote, stop_event, name='iothrottle-agent'):
+    thread = threading.Thread(target=remote.run, args=(stop_event,),
+                              name=name, daemon=True)
+    thread.start()
+    return thread

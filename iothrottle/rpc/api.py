@@ -1,0 +1,98 @@
+"""oslo.messaging clients and servers of iothrottle (threads only).
+
+Topics: the conductor listens on ``iothrottle-conductor``; the agent of
+host ``<host>`` on ``iothrottle-compute.<host>``.  Everything is a cast
+(fire and forget): a lost report costs one interval, a lost decision is
+repeated or lapses with its lease.  Servers use the ``threading``
+executor.  Call :func:`iothrottle.rpc.threads.setup` before importing
+this module.
+"""
+
+import importlib
+
+import oslo_messaging as messaging
+import oslo_messaging.opts  # noqa: F401  (messaging.opts)
+
+CONDUCTOR_TOPIC = 'iothrottle-conductor'
+COMPUTE_TOPIC = 'iothrottle-compute'
+VERSION = '1.0'
+# Connection attempts of one cast before it fails: a broker that is down
+# must not block a decision loop (the next interval tries again).
+CAST_RETRY = 1
+
+
+def compute_topic(host):
+    return '%s.%s' % (COMPUTE_TOPIC, host)
+
+
+# oslo.messaging's options that some of its modules register on the
+# global cfg.CONF only, yet read from the transport's conf: (module,
+# attribute, group), as its own ConfFixture lists them.
+_GLOBAL_OPTS = (
+    ('oslo_messaging.rpc.dispatcher', '_dispatcher_opts', None),
+    ('oslo_messaging._metrics.client', 'oslo_messaging_metrics',
+     'oslo_messaging_metrics'),
+    ('oslo_messaging._tracing.client', 'oslo_messaging_tracing',
+     'oslo_messaging_tracing'),
+)
+
+
+def register_opts(conf):
+    """oslo.messaging's options on ``conf`` (a private ConfigOpts)."""
+    for group, opts in messaging.opts.list_opts():
+        conf.register_opts(opts, group=group)
+    for module_name, attribute, group in _GLOBAL_OPTS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:   # an oslo.messaging without it
+            continue
+        conf.register_opts(getattr(module, attribute), group=group)
+
+
+def get_transport(conf, url=None):
+    """The RPC transport of ``url`` (default ``[DEFAULT] transport_url``)."""
+    register_opts(conf)
+    return messaging.get_rpc_transport(conf, url=url)
+
+
+def get_server(transport, topic, server, endpoints):
+    """A threading RPC server on ``topic`` (not started)."""
+    target = messaging.Target(topic=topic, server=server)
+    return messaging.get_rpc_server(
+        transport, target, endpoints, executor='threading',
+        access_policy=messaging.DefaultRPCAccessPolicy)
+
+
+class ConductorAPI:
+    """What agents send the conductor."""
+
+    def __init__(self, transport):
+        self._client = messaging.get_rpc_client(
+            transport, messaging.Target(topic=CONDUCTOR_TOPIC,
+                                        version=VERSION), retry=CAST_RETRY)
+
+    def report(self, report):
+        """Cast one interval's report (:func:`iothrottle.rpc.wire.report`)."""
+        self._client.cast({}, 'report', report=report)
+
+
+class ComputeAPI:
+    """What the conductor sends the agents."""
+
+    def __init__(self, transport):
+        self._transport = transport
+        self._clients = {}
+
+    def _client(self, host):
+        client = self._clients.get(host)
+        if client is None:
+            client = self._clients[host] = messaging.get_rpc_client(
+                self._transport,
+                messaging.Target(topic=compute_topic(host), version=VERSION),
+                retry=CAST_RETRY)
+        return client
+
+    def apply(self, host, decisions):
+        """Cast decision dicts (:func:`iothrottle.rpc.wire.decision_to_dict`)
+        to the agent of ``host``."""
+        self._client(host).cast({}, 'apply', decisions=decisions)

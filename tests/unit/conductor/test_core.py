@@ -1,0 +1,284 @@
+"""The conductor's pure core and guarantee resolution."""
+
+import logging
+
+import fixtures
+import testtools
+
+from iothrottle.conductor import core
+from iothrottle.conductor import guarantees
+from iothrottle.controller import model
+from iothrottle.controller import policy as policy_mod
+from iothrottle import extra_specs
+from iothrottle.rpc import wire
+
+CAPACITY = model.Capacity(max_iops=100.0, max_bytes_sec=1e9)
+GOLD = model.Guarantee(min_iops=30.0, tier='gold')
+
+
+def sample(uuid, domain, iops=10.0, flavor='m1.gold', device='vda'):
+    return model.DiskSample(instance_uuid=uuid, device=device,
+                            storage_domain=domain, interval_s=2.0,
+                            write_iops=iops, write_bytes_sec=iops * 65536,
+                            latency_s=0.01, flavor=flavor)
+
+
+def report(host, *samples, caps=None):
+    return wire.Report(host=host, interval_s=2.0, samples=samples,
+                       caps=caps or {})
+
+
+class Recorder(policy_mod.Policy):
+    """Caps every disk at half its IOPS; remembers its views."""
+
+    def __init__(self):
+        self.views = []
+
+    @classmethod
+    def from_conf(cls, conf):
+        return cls()
+
+    def initial_state(self):
+        return 0
+
+    def decide(self, view, state):
+        self.views.append(view)
+        return policy_mod.Outcome(decisions=tuple(
+            model.Decision(d.sample.instance_uuid, d.sample.device,
+                           model.CAP, 'test', model.Cap(
+                               d.sample.iops / 2, 0.0), lease_s=10.0)
+            for d in view.disks), state=state + 1)
+
+
+class Flavors:
+    def __init__(self, table):
+        self.table = table
+
+    def covers(self, flavor):
+        return flavor in self.table
+
+    def guarantee_for(self, flavor):
+        return self.table[flavor]
+
+
+def make_core(policy=None, aliases=None, declared=None, table=None):
+    return core.Core(policy or Recorder(),
+                     Flavors(table or {'m1.gold': GOLD}),
+                     core.Capacities(CAPACITY, declared),
+                     core.DomainMap(aliases), interval_s=2.0)
+
+
+class TestAliases(testtools.TestCase):
+
+    def test_split_at_the_last_equals_sign(self):
+        self.assertEqual({'nbd+unix:///run/a.sock': 'store',
+                          'rbd:ceph/a=b': 'pool'},
+                         core.parse_aliases(['nbd+unix:///run/a.sock=store',
+                                             'rbd:ceph/a=b = pool']))
+
+    def test_malformed_and_twice_are_named(self):
+        exc = self.assertRaises(ValueError, core.parse_aliases, ['nokey'])
+        self.assertIn("'nokey'", str(exc))
+        exc = self.assertRaises(ValueError, core.parse_aliases,
+                                ['a=x', 'a=y'])
+        self.assertIn("'a' is given twice", str(exc))
+
+
+class TestRound(testtools.TestCase):
+
+    def test_disks_of_two_hosts_form_one_domain(self):
+        policy = Recorder()
+        c = make_core(policy, aliases={'keyA': 'store', 'keyB': 'store'})
+        c.add_report(report('h1', sample('u1', 'keyA', 20.0)), 0.0)
+        c.add_report(report('h2', sample('u2', 'keyB', 40.0),
+                            caps={'u2/vda': model.Cap(50.0, 0.0)}), 0.1)
+        self.assertTrue(c.due(0.1))
+        r = c.decide(0.1)
+        self.assertEqual(1, len(policy.views))
+        view = policy.views[0]
+        self.assertEqual('store', view.storage_domain)
+        self.assertEqual(['u1/vda', 'u2/vda'],
+                         sorted(d.disk_id for d in view.disks))
+        by_id = {d.disk_id: d for d in view.disks}
+        self.assertEqual(model.Cap(50.0, 0.0), by_id['u2/vda'].cap)
+        self.assertEqual(GOLD, by_id['u1/vda'].guarantee)
+        self.assertEqual(['u1/vda'], [d.disk_id for d, _ in r.by_host['h1']])
+        self.assertEqual(['u2/vda'], [d.disk_id for d, _ in r.by_host['h2']])
+        self.assertEqual(GOLD, r.by_host['h2'][0][1])
+        self.assertEqual(2, len(r.by_domain['store']))
+        self.assertEqual((60.0, 60.0 * 65536), r.peaks['store'])
+
+    def test_policy_state_is_kept_per_domain(self):
+        policy = Recorder()
+        c = make_core(policy)
+        for t in range(3):
+            c.add_report(report('h1', sample('u1', 'a'), sample('u2', 'b')),
+                         t)
+            c.decide(t)
+        self.assertEqual({'a': 3, 'b': 3}, c._states)
+
+    def test_round_waits_for_every_live_host(self):
+        c = make_core()
+        c.add_report(report('h1', sample('u1', 'a')), 0.0)
+        c.add_report(report('h2', sample('u2', 'a')), 0.0)
+        c.decide(0.0)
+        c.add_report(report('h1', sample('u1', 'a')), 2.0)
+        self.assertFalse(c.due(2.0))
+        self.assertAlmostEqual(1.0, c.next_deadline(2.0))
+        self.assertTrue(c.due(3.0))           # waited wait_s for h2
+        r = c.decide(3.0)
+        self.assertEqual(('h1',), r.hosts)
+        # h2 is silent for longer than host_timeout_s: not waited for.
+        c.add_report(report('h1', sample('u1', 'a')), 8.0)
+        self.assertTrue(c.due(8.0))
+
+    def test_nothing_pending_is_not_due(self):
+        c = make_core()
+        self.assertFalse(c.due(0.0))
+        self.assertIsNone(c.next_deadline(0.0))
+
+    def test_unknown_flavor_gets_no_guarantee(self):
+        policy = Recorder()
+        c = make_core(policy)
+        c.add_report(report('h1', sample('u1', 'a', flavor='m1.none')), 0)
+        c.decide(0)
+        self.assertEqual(model.NO_GUARANTEE,
+                         policy.views[0].disks[0].guarantee)
+
+    def test_a_failing_policy_costs_one_domain(self):
+        class Broken(Recorder):
+            def decide(self, view, state):
+                if view.storage_domain == 'bad':
+                    raise RuntimeError('boom')
+                return super().decide(view, state)
+        c = make_core(Broken())
+        c.add_report(report('h1', sample('u1', 'bad'), sample('u2', 'ok')),
+                     0)
+        r = c.decide(0)
+        self.assertEqual(['ok'], list(r.by_domain))
+        self.assertIn('policy failed on storage domain bad: boom', r.errors)
+
+    def test_a_disk_reported_twice_is_kept_once(self):
+        c = make_core()
+        c.add_report(report('h1', sample('u1', 'a')), 0)
+        c.add_report(report('h2', sample('u1', 'a')), 0)
+        r = c.decide(0)
+        self.assertEqual(['h1'], list(r.by_host))
+        self.assertEqual(1, len(r.errors))
+
+
+class TestCapacities(testtools.TestCase):
+
+    def test_declared_then_learned_then_default(self):
+        declared = model.Capacity(max_iops=500.0, max_bytes_sec=1e8)
+        caps = core.Capacities(CAPACITY, {'d': declared})
+        self.assertEqual(declared, caps.capacity_of('d'))
+        self.assertEqual(CAPACITY, caps.capacity_of('l'))
+        self.assertEqual((80.0, 5e6), caps.observe('l', 80.0, 5e6))
+        self.assertIsNone(caps.observe('l', 70.0, 4e6))
+        self.assertEqual(model.Capacity(80.0, 5e6), caps.capacity_of('l'))
+        self.assertEqual((90.0, 5e6), caps.observe('l', 90.0, 1e6))
+
+    def test_learning_off_keeps_the_default(self):
+        caps = core.Capacities(CAPACITY, learn=False)
+        caps.observe('l', 80.0, 5e6)
+        self.assertEqual(CAPACITY, caps.capacity_of('l'))
+
+
+class FakeFlavor:
+    def __init__(self, id_, name, specs):
+        self.id, self.name, self._specs = id_, name, specs
+
+    def get_keys(self):
+        return dict(self._specs)
+
+
+class FakeNova:
+    def __init__(self, flavors):
+        self.flavors = self
+        self._flavors = flavors
+        self.calls = 0
+        self.down = False
+
+    def list(self, is_public=True):
+        self.calls += 1
+        if self.down:
+            raise ConnectionError('nova is down')
+        return list(self._flavors)
+
+
+class TestResolver(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+        self.now = 0.0
+
+    def clock(self):
+        return self.now
+
+    def test_cached_then_refreshed(self):
+        table = {'f': GOLD}
+        calls = []
+
+        def fetch(flavor):
+            calls.append(flavor)
+            return table.get(flavor)
+        r = guarantees.Resolver(fetch, refresh_s=10.0, clock=self.clock)
+        self.assertTrue(r.covers('f'))
+        self.assertEqual(GOLD, r.guarantee_for('f'))
+        self.assertEqual(['f'], calls)
+        table['f'] = model.Guarantee(min_iops=5.0)
+        self.now = 11.0
+        self.assertEqual(5.0, r.guarantee_for('f').min_iops)
+        self.assertFalse(r.covers(''))
+
+    def test_invalid_flavor_warns_once_and_gets_nothing(self):
+        def fetch(flavor):
+            raise extra_specs.ExtraSpecError('iothrottle:min_iops: bad')
+        r = guarantees.Resolver(fetch, refresh_s=0.0, clock=self.clock)
+        for _ in range(3):
+            self.assertEqual(model.NO_GUARANTEE, r.guarantee_for('bad'))
+        self.assertEqual(1, self.log.output.count('iothrottle:min_iops'))
+
+    def test_unreachable_source_keeps_the_last_value(self):
+        state = {'down': False}
+
+        def fetch(flavor):
+            if state['down']:
+                raise ConnectionError('down')
+            return GOLD
+        r = guarantees.Resolver(fetch, refresh_s=1.0, clock=self.clock)
+        self.assertEqual(GOLD, r.guarantee_for('f'))
+        state['down'] = True
+        self.now = 5.0
+        self.assertEqual(GOLD, r.guarantee_for('f'))
+        self.assertIn('keeping the last one', self.log.output)
+
+    def test_nova_extra_specs_with_tiers(self):
+        nova = FakeNova([
+            FakeFlavor('1', 'm1.gold', {'iothrottle:tier': 'gold',
+                                        'iothrottle:min_iops': '40'}),
+            FakeFlavor('2', 'm1.bad', {'iothrottle:min_iops': 'abc'}),
+            FakeFlavor('3', 'm1.plain', {'hw:cpu_policy': 'shared'}),
+            FakeFlavor('4', 'm1.ghost', {'iothrottle:tier': 'nope'})])
+        fetch = guarantees.NovaFetch(nova, refresh_s=60.0, clock=self.clock)
+        fetch._tiers = {'gold': GOLD}
+        r = guarantees.Resolver(fetch, clock=self.clock)
+        g = r.guarantee_for('m1.gold')
+        self.assertEqual((40.0, 'gold'), (g.min_iops, g.tier))
+        self.assertEqual(model.NO_GUARANTEE, r.guarantee_for('m1.bad'))
+        self.assertIn('iothrottle:min_iops', self.log.output)
+        self.assertFalse(r.covers('m1.plain'))
+        self.assertEqual(model.NO_GUARANTEE, r.guarantee_for('m1.ghost'))
+        self.assertIn("unknown tier 'nope'", self.log.output)
+        self.assertFalse(r.covers('m1.unknown'))
+        self.assertEqual(1, nova.calls)   # one flavor list, refreshed later
+
+    def test_file_fetch(self):
+        from iothrottle import tiers as tiers_mod
+        tiers = tiers_mod.parse_tiers(
+            'tiers: {gold: {min_iops: 30}}\nflavors: {m1.gold: gold}\n')
+        r = guarantees.Resolver(guarantees.file_fetch(tiers))
+        self.assertEqual(30.0, r.guarantee_for('m1.gold').min_iops)
+        self.assertFalse(r.covers('m1.other'))

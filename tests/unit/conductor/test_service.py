@@ -1,0 +1,207 @@
+"""Conductor and agent over oslo.messaging's fake:// transport, and the
+database going away."""
+
+import logging
+import threading
+import time
+import types
+
+import fixtures
+from oslo_config import cfg
+import testtools
+
+from iothrottle.rpc import threads
+
+threads.setup()
+
+from iothrottle.compute import agent as agent_mod  # noqa: E402
+from iothrottle.compute import collector as collector_mod  # noqa: E402
+from iothrottle.conductor import core  # noqa: E402
+from iothrottle.conductor import service  # noqa: E402
+from iothrottle import conf as iothrottle_conf  # noqa: E402
+from iothrottle.controller import model  # noqa: E402
+from iothrottle.db import api as db_api  # noqa: E402
+from iothrottle.db import migration  # noqa: E402
+from iothrottle.rpc import agent as remote_mod  # noqa: E402
+from iothrottle.rpc import api as rpc_api  # noqa: E402
+from tests.unit.conductor import test_core  # noqa: E402
+
+DEADLINE_S = 10.0
+
+
+class FakeCollector:
+    """Two VMs, one disk each, on domain 'store'."""
+
+    def __init__(self, uuids):
+        self.uuids = uuids
+
+    def collect(self):
+        instances = {u: types.SimpleNamespace(uuid=u, domain_name='d-' + u,
+                                              name=u, flavor='m1.gold')
+                     for u in self.uuids}
+        return collector_mod.Collection(
+            taken_at_s=0.0, snapshot=None, instances=instances,
+            samples=tuple(test_core.sample(u, 'store', 40.0)
+                          for u in self.uuids))
+
+
+class FakeActuator:
+    def __init__(self):
+        self.caps = {}
+
+    def baseline(self, uuid, device):
+        from iothrottle.compute import iotune
+        return iotune.IoTune()
+
+    def set_cap(self, uuid, device, cap, baseline):
+        self.caps['%s/%s' % (uuid, device)] = cap
+
+    def restore(self, uuid, device, baseline):
+        self.caps.pop('%s/%s' % (uuid, device), None)
+
+
+def conf_with(**controller):
+    conf = cfg.ConfigOpts()
+    iothrottle_conf.register_opts(conf)
+    conf([], project='iothrottle', default_config_files=[])
+    for name, value in controller.items():
+        conf.set_override(name, value, 'controller')
+    return conf
+
+
+def wait_for(predicate, what):
+    deadline = time.monotonic() + DEADLINE_S
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out waiting for %s' % what)
+        time.sleep(0.02)
+
+
+class TestOverFakeTransport(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+        self.conf = conf_with(interval_s=0.5)
+        self.transport = rpc_api.get_transport(self.conf, url='fake:/')
+        self.addCleanup(self.transport.cleanup)
+
+    def host(self, name):
+        """A host name of this test (queues of a real broker outlive
+        tests)."""
+        return name
+
+    def start_conductor(self, store):
+        the_core = core.Core(test_core.Recorder(),
+                             test_core.Flavors({'m1.gold': test_core.GOLD}),
+                             core.Capacities(test_core.CAPACITY),
+                             interval_s=0.5)
+        conductor = service.Conductor(the_core,
+                                      rpc_api.ComputeAPI(self.transport),
+                                      store, 'recorder')
+        server = rpc_api.get_server(self.transport, rpc_api.CONDUCTOR_TOPIC,
+                                    'c', [service.Endpoint(conductor)])
+        stop = threading.Event()
+        thread = threading.Thread(target=rpc_serve,
+                                  args=(conductor, server, stop))
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(stop.set)
+        return conductor
+
+    def start_agent(self, host, uuids):
+        actuator = FakeActuator()
+        agent = agent_mod.Agent(self.conf, FakeCollector(uuids), actuator,
+                                None, None, None)
+        remote = remote_mod.RemoteAgent(
+            agent, rpc_api.ConductorAPI(self.transport), host, 0.5)
+        server = rpc_api.get_server(self.transport,
+                                    rpc_api.compute_topic(host), host,
+                                    [remote_mod.Endpoint(remote)])
+        server.start()
+        stop = threading.Event()
+        thread = remote_mod.start_thread(remote, stop)
+        self.addCleanup(lambda: (server.stop(), server.wait()))
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(stop.set)
+        return remote, actuator
+
+    def test_two_hosts_get_their_own_caps(self):
+        tmp = self.useFixture(fixtures.TempDir())
+        engine = db_api.create_engine('sqlite:///%s'
+                                      % tmp.join('iothrottle.sqlite'))
+        migration.upgrade(engine)
+        conductor = self.start_conductor(service.Store(engine))
+        r1, a1 = self.start_agent('h1', ['u1'])
+        r2, a2 = self.start_agent('h2', ['u2'])
+        wait_for(lambda: 'u1/vda' in a1.caps and 'u2/vda' in a2.caps,
+                 'caps on both hosts')
+        self.assertEqual(['u1/vda'], list(a1.caps))
+        self.assertEqual(['u2/vda'], list(a2.caps))
+        self.assertEqual(20.0, a1.caps['u1/vda'].iops)
+        wait_for(lambda: db_api.decisions_for_instance(engine, 'u2'),
+                 'a stored decision')
+        record = db_api.decisions_for_instance(engine, 'u2')[0]
+        self.assertEqual(('store', 'cap', 'test', 'recorder'),
+                         (record.storage_domain, record.action,
+                          record.reason, record.policy))
+        self.assertGreater(conductor.rounds, 0)
+
+    def test_unreachable_database_does_not_stop_decisions(self):
+        engine = db_api.create_engine(
+            'sqlite:////nonexistent-dir/iothrottle.sqlite')
+        store = service.Store(engine)
+        conductor = self.start_conductor(store)
+        self.start_agent('h1', ['u1'])
+        wait_for(lambda: conductor.rounds >= 4, 'four rounds')
+        self.assertFalse(store.healthy)
+        self.assertEqual(1, self.log.output.count('database unreachable'))
+
+    def test_caps_lapse_when_the_conductor_is_gone(self):
+        conf = self.conf
+        conf.set_override('lease_s', 1.0, 'controller')
+        remote, actuator = self.start_agent(self.host('h1'), ['u1'])
+        remote.apply([{'instance_uuid': 'u1', 'device': 'vda',
+                       'action': 'cap', 'reason': 'r',
+                       'cap': {'iops': 5.0, 'bytes_sec': 0.0},
+                       'lease_s': 1.0, 'guarantee': {}}])
+        self.assertIn('u1/vda', actuator.caps)
+        wait_for(lambda: 'u1/vda' not in actuator.caps, 'the lease to lapse')
+
+    def test_malformed_messages_are_ignored(self):
+        remote, actuator = self.start_agent(self.host('h1'), ['u1'])
+        remote.apply([{'action': 'explode'}])
+        self.assertEqual({}, actuator.caps)
+        conductor = service.Conductor(None, None, None, 'x')
+        conductor.report({'host': ''})
+        self.assertIn('malformed report ignored', self.log.output)
+
+
+def rpc_serve(conductor, server, stop):
+    from iothrottle.cmd import conductor as cmd
+    cmd.serve(conductor, server, stop)
+
+
+class TestOwnedCollector(testtools.TestCase):
+
+    def test_prefixes_select_instances_and_samples(self):
+        collector = remote_mod.OwnedCollector(FakeCollector(['u1', 'u2']),
+                                              ['d-u2'])
+        collection = collector.collect()
+        self.assertEqual(['u2'], list(collection.instances))
+        self.assertEqual(['u2'],
+                         [s.instance_uuid for s in collection.samples])
+        everything = remote_mod.OwnedCollector(FakeCollector(['u1']), [])
+        self.assertEqual(1, len(everything.collect().samples))
+
+    def test_decisions_round_trip(self):
+        from iothrottle.rpc import wire
+        decision = model.Decision('u', 'vda', model.CAP, 'why',
+                                  model.Cap(1.0, 2.0), lease_s=3.0)
+        self.assertEqual((decision, test_core.GOLD), wire.decision_from_dict(
+            wire.decision_to_dict(decision, test_core.GOLD)))
+        s = test_core.sample('u', 'k')
+        report = wire.decode_report(wire.report('h', 2.0, [s], {
+            'u/vda': model.Cap(1.0, 0.0)}))
+        self.assertEqual(((s,), {'u/vda': model.Cap(1.0, 0.0)}),
+                         (report.samples, report.caps))
