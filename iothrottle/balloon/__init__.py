@@ -1,0 +1,1 @@
+"""Balloon targets: which guest's page cache deserves the host's memory."""
