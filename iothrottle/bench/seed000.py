@@ -6,7 +6,7 @@ to 10; VM2-VM4 run one process each with demands of 800, 600 and
 300 KB/s.  Without control the three neighbours fall to ~85 KB/s.
 
 The testbed version keeps the shape and compresses time: the store is
-one nbdkit process that serves one request at a time with a fixed delay
+one nbdkit process that serves one FIFO queue of requests with a fixed delay
 (10 ms: 100 requests/s, 6,400 KB/s at 64 KB), VM1 adds a process every
 ``ramp_s`` seconds, and the neighbours' demands keep the paper's
 800:600:300 ratio scaled to this store (1,600 / 1,200 / 600 KB/s).

@@ -180,13 +180,13 @@ class TestTestbedIO(testtools.TestCase):
         tb.start_load('vm1', testbed.Load(procs=10, block_kb=64))
         burst = self._measure()
         total = sum(r.iops for r in burst.values())
-        # The store is saturated (~1000/DELAY_MS IOPS) and vm1 takes the
-        # largest share (nbdkit's lock is not FIFO: a 10-deep guest gets
-        # ~2-3x a 1-deep one, not 10x); its neighbours lose about half.
+        # The store is saturated (~1000/DELAY_MS IOPS) and serves one FIFO
+        # queue, so vm1's 10 outstanding requests get ~10x the service of
+        # a neighbour's one (a per-connection lock would give ~1-2x).
         self.assertGreater(total, 0.6 * 1000 / DELAY_MS)
         for vm in ('vm2', 'vm3'):
-            self.assertGreater(burst['vm1'].iops, 1.5 * burst[vm].iops)
-            self.assertLess(burst[vm].iops, 0.65 * alone[vm].iops)
+            self.assertGreater(burst['vm1'].iops, 5 * burst[vm].iops)
+            self.assertLess(burst[vm].iops, 0.5 * alone[vm].iops)
 
         tb.domain('vm1').setBlockIoTune(
             'vda', {'total_iops_sec': CAP_IOPS},
