@@ -8,6 +8,7 @@
         --min-bytes-sec 6553600 --weight 4
     iothrottle-manage tier list
     iothrottle-manage tier delete gold
+    iothrottle-manage throttle why INSTANCE_UUID [--limit 20]
 
 The database is ``[database] connection`` of the configuration files
 (``--config-file``, by default ``/etc/iothrottle/iothrottle.conf``).
@@ -17,8 +18,10 @@ input, a database that cannot be reached or has not been synced: one
 line on stderr and exit code 1.
 """
 
+import datetime
 import os
 import sys
+import uuid
 
 from oslo_config import cfg
 import sqlalchemy as sa
@@ -28,6 +31,7 @@ from iothrottle.controller import model
 from iothrottle.db import api
 from iothrottle.db import migration
 from iothrottle import extra_specs
+from iothrottle import throttle_status
 from iothrottle import tiers
 
 PROG = 'iothrottle-manage'
@@ -66,6 +70,17 @@ def _add_parsers(subparsers):
     tier_actions.add_parser('list', help='Print every tier.')
     delete = tier_actions.add_parser('delete', help='Delete a tier.')
     delete.add_argument('tier_name', metavar='NAME')
+
+    throttle = subparsers.add_parser('throttle', help='Caps and why.')
+    throttle_actions = throttle.add_subparsers(dest='action',
+                                               metavar='ACTION')
+    throttle_actions.required = True
+    why = throttle_actions.add_parser(
+        'why', help="Whether an instance's disks are capped now, and the "
+                    "decisions (with their reasons) that capped them.")
+    why.add_argument('instance_uuid', metavar='INSTANCE_UUID')
+    why.add_argument('--limit', dest='limit', metavar='N', default='20',
+                     help='decisions to show, newest first (default 20)')
 
 
 CATEGORY_OPT = cfg.SubCommandOpt('category', title='Commands',
@@ -183,12 +198,34 @@ def tier_delete(conf, engine):
     print('tier %s deleted' % conf.category.tier_name)
 
 
+def throttle_why(conf, engine):
+    args = conf.category
+    try:
+        instance_uuid = str(uuid.UUID(args.instance_uuid))
+    except ValueError:
+        raise CommandError('INSTANCE_UUID: %r is not a UUID'
+                           % args.instance_uuid) from None
+    try:
+        limit = int(args.limit)
+        if limit < 1:
+            raise ValueError
+    except ValueError:
+        raise CommandError('--limit: %r is not a whole number >= 1'
+                           % args.limit) from None
+    _require_synced(engine)
+    records = api.decisions_for_instance(engine, instance_uuid, limit)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for line in throttle_status.status_lines(instance_uuid, records, now):
+        print(line)
+
+
 COMMANDS = {
     ('db', 'sync'): db_sync,
     ('db', 'version'): db_version,
     ('tier', 'create'): tier_create,
     ('tier', 'list'): tier_list,
     ('tier', 'delete'): tier_delete,
+    ('throttle', 'why'): throttle_why,
 }
 
 

@@ -7,9 +7,12 @@ import fixtures
 import testtools
 
 from iothrottle.cmd import manage
+from iothrottle.controller import model
+from iothrottle.db import api
 
 
-class TestManage(testtools.TestCase):
+class ManageTestCase(testtools.TestCase):
+    """Runs iothrottle-manage on a SQLite file of its own."""
 
     def setUp(self):
         super().setUp()
@@ -34,6 +37,9 @@ class TestManage(testtools.TestCase):
         self.assertEqual(1, code)
         self.assertEqual('', out)
         self.assertEqual('iothrottle-manage: %s\n' % message, err)
+
+
+class TestManage(ManageTestCase):
 
     def test_sync_version_and_tiers(self):
         self.assertEqual((0, 'database at revision 0001\n', ''),
@@ -109,3 +115,39 @@ class TestManage(testtools.TestCase):
         self.assertTrue(err.startswith('iothrottle-manage: database error: '),
                         err)
         self.assertEqual(1, len(err.splitlines()))
+
+
+class TestThrottleWhy(ManageTestCase):
+    """``throttle why`` reads the decisions the conductor stored."""
+
+    UUID = '6d0f7a4e-8b5c-4bd3-9a55-3f1c1a0b2c3d'
+
+    def test_capped_instance_and_its_reason(self):
+        uuid = self.UUID
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        engine = api.create_engine('sqlite:///%s/db.sqlite' % self.db_dir)
+        self.addCleanup(engine.dispose)
+        api.record_decisions(engine, 'nbd+unix:///s.sock', [model.Decision(
+            uuid, 'vda', model.CAP, 'vm2 below its guarantee',
+            cap=model.Cap(20, 0), lease_s=600)], 'guarantee')
+        code, out, err = self.run_manage('throttle', 'why', uuid)
+        self.assertEqual((0, ''), (code, err))
+        lines = out.splitlines()
+        self.assertEqual('instance %s:' % uuid, lines[0])
+        self.assertIn('vda: capped at 20 IOPS until', lines[1])
+        self.assertIn('by policy guarantee: vm2 below its guarantee',
+                      lines[1])
+
+    def test_bad_arguments_name_the_culprit(self):
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        self.assertFails("INSTANCE_UUID: 'vm1' is not a UUID",
+                         'throttle', 'why', 'vm1')
+        self.assertFails("--limit: '0' is not a whole number >= 1",
+                         'throttle', 'why', self.UUID, '--limit', '0')
+
+    def test_never_throttled(self):
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        self.assertEqual(
+            (0, 'instance %s: no decisions stored (never throttled, or the '
+                'history was purged)\n' % self.UUID, ''),
+            self.run_manage('throttle', 'why', self.UUID))

@@ -1,0 +1,79 @@
+"""Why is my VM throttled? The answer, from the stored decisions.
+
+Pure: decision records (``iothrottle.db.api.DecisionRecord``, newest
+first) and the time now in, lines of text out.  Per disk the newest
+decision says the state:
+
+* a cap whose lease has not expired: "capped at 20 IOPS, 1.3 MB/s until
+  12:00:30 UTC (25 s left)" and the controller's reason;
+* a cap whose lease expired: not throttled any more (the agent restored
+  the disk by itself; the conductor stopped renewing);
+* a release: not throttled since then.
+
+The history follows, one line per decision, newest first.
+"""
+
+import datetime
+
+
+def _utc(when):
+    if when.tzinfo is None:
+        return when.replace(tzinfo=datetime.timezone.utc)
+    return when
+
+
+def _clock(when):
+    return _utc(when).strftime('%Y-%m-%d %H:%M:%S UTC')
+
+
+def format_cap(cap_iops, cap_bytes_sec):
+    """'20 IOPS, 1.3 MB/s' (a zero or missing limit is left out)."""
+    parts = []
+    if cap_iops:
+        parts.append('%g IOPS' % round(cap_iops, 1))
+    if cap_bytes_sec:
+        parts.append('%.1f MB/s' % (cap_bytes_sec / 1e6))
+    return ', '.join(parts) or 'no limit'
+
+
+def disk_state(record, now):
+    """One line: the state of ``record``'s disk after it, at ``now``."""
+    expires = record.lease_expires_at
+    if record.action == 'cap' and expires is not None and \
+            _utc(expires) > _utc(now):
+        left_s = (_utc(expires) - _utc(now)).total_seconds()
+        return '%s: capped at %s until %s (%.0f s left) by policy %s: %s' % (
+            record.device, format_cap(record.cap_iops, record.cap_bytes_sec),
+            _clock(expires), left_s, record.policy, record.reason)
+    if record.action == 'cap':
+        return ('%s: not throttled: the last cap (%s) lapsed at %s'
+                % (record.device,
+                   format_cap(record.cap_iops, record.cap_bytes_sec),
+                   _clock(expires or record.decided_at)))
+    return '%s: not throttled: released at %s: %s' % (
+        record.device, _clock(record.decided_at), record.reason)
+
+
+def history_line(record):
+    cap = ''
+    if record.action == 'cap':
+        cap = ' %s' % format_cap(record.cap_iops, record.cap_bytes_sec)
+    return '  %s  %s %s%s  [%s, %s]  %s' % (
+        _clock(record.decided_at), record.device, record.action, cap,
+        record.policy, record.storage_domain, record.reason)
+
+
+def status_lines(instance_uuid, records, now):
+    """The report on ``instance_uuid`` from ``records`` (newest first)."""
+    if not records:
+        return ['instance %s: no decisions stored (never throttled, or '
+                'the history was purged)' % instance_uuid]
+    lines = ['instance %s:' % instance_uuid]
+    seen = set()
+    for record in records:
+        if record.device not in seen:
+            seen.add(record.device)
+            lines.append('  ' + disk_state(record, now))
+    lines.append('history (newest first):')
+    lines.extend(history_line(record) for record in records)
+    return lines
