@@ -32,7 +32,6 @@ from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
 from iothrottle.compute import connection as connection_mod
 from iothrottle import conf as iothrottle_conf
-from iothrottle.conf import balloon as balloon_conf
 from iothrottle.rpc import threads
 from iothrottle import tiers as tiers_mod
 
@@ -70,7 +69,6 @@ class CommandError(Exception):
 def build_conf(argv):
     conf = cfg.ConfigOpts()
     iothrottle_conf.register_opts(conf)
-    balloon_conf.register_opts(conf)
     conf.register_cli_opts(CLI_OPTS)
     logging.register_options(conf)
     conf(argv, project='iothrottle', prog=PROG)

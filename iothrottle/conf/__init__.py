@@ -4,6 +4,7 @@ Services build their own ``cfg.ConfigOpts`` and call :func:`register_opts`
 on it; nothing here reads configuration at import time.
 """
 
+from iothrottle.conf import balloon
 from iothrottle.conf import compute
 from iothrottle.conf import controller
 from iothrottle.conf import database
@@ -12,7 +13,7 @@ from iothrottle.conf import nova
 from iothrottle.conf import storage
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova)
+                  nova, balloon)
 
 
 def register_opts(conf):
