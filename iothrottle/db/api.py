@@ -29,6 +29,15 @@ Decisions, and "why is my VM throttled?"::
     record_decisions(engine, key, decisions, policy='guarantee')
     decisions_for_instance(engine, instance_uuid)
     purge_decisions(engine, older_than)
+
+Cinder pools (the seek-model weigher and filter, ``iothrottle.cinder``)::
+
+    set_pool_profile(engine, 'cinder-1@lvm#a', profile, scheduler='bfq')
+    pool_profiles(engine)       # [PoolRecord(...)]
+    record_pool_volume(engine, 'cinder-1@lvm#a', placement.Volume(...))
+    forget_pool_volume(engine, volume_id)
+    pool_states(engine, ['cinder-1@lvm#a'])   # {pool: PoolState}
+    delete_pool(engine, 'cinder-1@lvm#a')
 """
 
 import dataclasses
@@ -37,9 +46,11 @@ import datetime
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from iothrottle.cinder import placement
 from iothrottle.controller import model
 from iothrottle.db import models
 from iothrottle import extra_specs
+from iothrottle.seekmodel import profile as profile_mod
 from iothrottle import tiers as tiers_mod
 
 
@@ -387,3 +398,137 @@ def purge_decisions(engine, older_than):
         return session.execute(
             sa.delete(models.Decision)
             .where(models.Decision.decided_at < _utc(older_than))).rowcount
+
+
+# Cinder pools
+
+@dataclasses.dataclass(frozen=True)
+class PoolRecord:
+    """A Cinder pool's stored profile and what is placed on it."""
+    pool: str
+    profile: object
+    scheduler: str
+    volumes: tuple
+    updated_at: datetime.datetime
+
+
+def _profile(row):
+    try:
+        return profile_mod.loads(row.profile)
+    except ValueError as exc:
+        raise ValueError('pool %r: stored profile: %s'
+                         % (row.pool, exc)) from None
+
+
+def set_pool_profile(engine, pool, profile, scheduler=None):
+    """Store ``profile`` (an ``iothrottle.seekmodel`` profile) as the
+    device of Cinder pool ``pool`` behind I/O ``scheduler`` (None:
+    unknown), replacing what was there.  ValueError (one line) for a
+    malformed pool name, profile or scheduler."""
+    placement.PoolState(pool=pool, profile=profile, scheduler=scheduler)
+    text = profile_mod.dumps(profile)
+    with _session(engine) as session, session.begin():
+        row = session.get(models.PoolProfile, pool)
+        if row is None:
+            session.add(models.PoolProfile(pool=pool, profile=text,
+                                           scheduler=scheduler))
+        else:
+            row.profile = text
+            row.scheduler = scheduler
+            row.updated_at = models.utcnow()
+
+
+def _volume(row):
+    return placement.Volume(
+        volume_id=row.volume_id, size_bytes=row.size_bytes,
+        min_iops=row.min_iops, min_bytes_sec=row.min_bytes_sec,
+        offset_bytes=row.offset_bytes, read_fraction=row.read_fraction,
+        outstanding_requests=row.outstanding_requests)
+
+
+def _pool_volumes(session, pools=None):
+    """{pool: (Volume, ...)} in placement order."""
+    query = sa.select(models.PoolVolume).order_by(
+        models.PoolVolume.pool, models.PoolVolume.recorded_at,
+        models.PoolVolume.volume_id)
+    if pools is not None:
+        query = query.where(models.PoolVolume.pool.in_(pools))
+    found = {}
+    for row in session.scalars(query):
+        found.setdefault(row.pool, []).append(_volume(row))
+    return {pool: tuple(volumes) for pool, volumes in found.items()}
+
+
+def pool_profiles(engine):
+    """Every pool with a profile, by name, with its volumes."""
+    with _session(engine) as session:
+        volumes = _pool_volumes(session)
+        return [PoolRecord(pool=row.pool, profile=_profile(row),
+                           scheduler=row.scheduler,
+                           volumes=volumes.get(row.pool, ()),
+                           updated_at=row.updated_at)
+                for row in session.scalars(
+                    sa.select(models.PoolProfile)
+                    .order_by(models.PoolProfile.pool))]
+
+
+def pool_states(engine, pools):
+    """``{pool: placement.PoolState}`` of the pools in ``pools`` that
+    have a profile; the others are left out (unknown to the model)."""
+    pools = sorted(set(pools))
+    with _session(engine) as session:
+        rows = session.scalars(sa.select(models.PoolProfile).where(
+            models.PoolProfile.pool.in_(pools))).all()
+        volumes = _pool_volumes(session, [row.pool for row in rows])
+        return {row.pool: placement.PoolState(
+            pool=row.pool, profile=_profile(row),
+            volumes=volumes.get(row.pool, ()), scheduler=row.scheduler)
+            for row in rows}
+
+
+def delete_pool(engine, pool):
+    """Forget Cinder pool ``pool``: its profile and the volumes recorded
+    on it (their count is returned).  Raises NotFound if there is
+    neither."""
+    with _session(engine) as session, session.begin():
+        row = session.get(models.PoolProfile, pool)
+        dropped = session.execute(
+            sa.delete(models.PoolVolume)
+            .where(models.PoolVolume.pool == pool)).rowcount
+        if row is None and not dropped:
+            raise NotFound('no pool %r' % (pool,))
+        if row is not None:
+            session.delete(row)
+        return dropped
+
+
+def record_pool_volume(engine, pool, volume, recorded_at=None):
+    """Record ``volume`` (a ``placement.Volume``) as placed on Cinder pool
+    ``pool``.  Raises ValueError for a malformed pool name, Exists if the
+    volume is recorded already (on whichever pool)."""
+    placement.check_pool_name(pool)
+    _check_length('volume id', volume.volume_id, models.NAME_LENGTH)
+    with _session(engine) as session, session.begin():
+        row = session.get(models.PoolVolume, volume.volume_id)
+        if row is not None:
+            raise Exists('volume %r is recorded on pool %r'
+                         % (volume.volume_id, row.pool))
+        session.add(models.PoolVolume(
+            volume_id=volume.volume_id, pool=pool,
+            size_bytes=volume.size_bytes, offset_bytes=volume.offset_bytes,
+            min_iops=volume.min_iops, min_bytes_sec=volume.min_bytes_sec,
+            read_fraction=volume.read_fraction,
+            outstanding_requests=volume.outstanding_requests,
+            recorded_at=_utc(recorded_at)))
+
+
+def forget_pool_volume(engine, volume_id):
+    """Drop the record of ``volume_id``; returns its pool.  Raises
+    NotFound."""
+    with _session(engine) as session, session.begin():
+        row = session.get(models.PoolVolume, volume_id)
+        if row is None:
+            raise NotFound('no volume %r recorded on any pool'
+                           % (volume_id,))
+        session.delete(row)
+        return row.pool

@@ -142,3 +142,48 @@ class Decision(Base):
         orm.mapped_column(DateTime, nullable=True))
     reason: orm.Mapped[str] = orm.mapped_column(sa.String(REASON_LENGTH))
     policy: orm.Mapped[str] = orm.mapped_column(sa.String(64))
+
+
+class PoolProfile(Base):
+    """The device profile of a Cinder pool (``host@backend#pool``), for
+    the seek-model weigher and filter.
+
+    ``profile`` is the JSON document ``iothrottle.seekmodel.profile``
+    validates; ``scheduler`` the host I/O scheduler in front of the
+    device (NULL: unknown, the model's default alpha).
+    """
+    __tablename__ = 'pool_profiles'
+    __table_args__ = TABLE_ARGS
+
+    pool: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH),
+                                              primary_key=True)
+    profile: orm.Mapped[str] = orm.mapped_column(sa.Text)
+    scheduler: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(16), nullable=True)
+    updated_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        DateTime, default=utcnow, onupdate=utcnow)
+
+
+class PoolVolume(Base):
+    """A volume placed on a Cinder pool: its size, position, guarantee
+    and stream, as the seek model needs them.  ``offset_bytes`` NULL:
+    after the volumes recorded before it."""
+    __tablename__ = 'pool_volumes'
+    __table_args__ = (sa.Index('pool_volumes_pool_idx', 'pool'),
+                      TABLE_ARGS)
+
+    volume_id: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH),
+                                                   primary_key=True)
+    pool: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH))
+    size_bytes: orm.Mapped[float] = orm.mapped_column(sa.Double)
+    offset_bytes: orm.Mapped[float | None] = orm.mapped_column(
+        sa.Double, nullable=True)
+    min_iops: orm.Mapped[float] = orm.mapped_column(sa.Double, default=0.0)
+    min_bytes_sec: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                         default=0.0)
+    read_fraction: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                         default=1.0)
+    outstanding_requests: orm.Mapped[float] = orm.mapped_column(
+        sa.Double, default=1.0)
+    recorded_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        DateTime, default=utcnow)

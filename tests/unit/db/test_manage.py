@@ -42,10 +42,10 @@ class ManageTestCase(testtools.TestCase):
 class TestManage(ManageTestCase):
 
     def test_sync_version_and_tiers(self):
-        self.assertEqual((0, 'database at revision 0001\n', ''),
+        self.assertEqual((0, 'database at revision 0002\n', ''),
                          self.run_manage('db', 'sync'))
         self.assertTrue(os.path.isdir(self.db_dir))
-        self.assertEqual((0, '0001 (newest)\n', ''),
+        self.assertEqual((0, '0002 (newest)\n', ''),
                          self.run_manage('db', 'version'))
         self.assertEqual((0, 'tier gold created\n', ''), self.run_manage(
             'tier', 'create', 'gold', '--min-iops', '100',
@@ -91,10 +91,10 @@ class TestManage(ManageTestCase):
                          'tier', 'list')
         os.makedirs(self.db_dir)
         self.assertEqual(
-            (0, "none (not synced; newest is 0001: run 'iothrottle-manage "
+            (0, "none (not synced; newest is 0002: run 'iothrottle-manage "
                 "db sync')\n", ''),
             self.run_manage('db', 'version'))
-        self.assertFails("database schema at revision None, expected 0001: "
+        self.assertFails("database schema at revision None, expected 0002: "
                          "run 'iothrottle-manage db sync'", 'tier', 'list')
 
     def test_unusable_connection(self):

@@ -9,7 +9,8 @@ from iothrottle.db import api
 from iothrottle.db import migration
 from iothrottle.db import models
 
-TABLES = {'tiers', 'flavor_guarantees', 'storage_domains', 'decisions'}
+TABLES = {'tiers', 'flavor_guarantees', 'storage_domains', 'decisions',
+          'pool_profiles', 'pool_volumes'}
 
 
 def schema_diff(engine):
