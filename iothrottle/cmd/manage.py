@@ -9,6 +9,13 @@
     iothrottle-manage tier list
     iothrottle-manage tier delete gold
     iothrottle-manage throttle why INSTANCE_UUID [--limit 20]
+    iothrottle-manage pool set-profile cinder-1@lvm#a wd1600js.json \\
+        --scheduler bfq
+    iothrottle-manage pool add-volume cinder-1@lvm#a VOLUME_ID \\
+        --size-gib 20 --tier gold
+    iothrottle-manage pool list
+    iothrottle-manage pool remove-volume VOLUME_ID
+    iothrottle-manage pool delete cinder-1@lvm#a
 
 The database is ``[database] connection`` of the configuration files
 (``--config-file``, by default ``/etc/iothrottle/iothrottle.conf``).
@@ -26,11 +33,14 @@ import uuid
 from oslo_config import cfg
 import sqlalchemy as sa
 
+from iothrottle.cinder import placement
 from iothrottle import conf as iothrottle_conf
 from iothrottle.controller import model
 from iothrottle.db import api
 from iothrottle.db import migration
 from iothrottle import extra_specs
+from iothrottle.seekmodel import model as seek_model
+from iothrottle.seekmodel import profile as profile_mod
 from iothrottle import throttle_status
 from iothrottle import tiers
 
@@ -81,6 +91,58 @@ def _add_parsers(subparsers):
     why.add_argument('instance_uuid', metavar='INSTANCE_UUID')
     why.add_argument('--limit', dest='limit', metavar='N', default='20',
                      help='decisions to show, newest first (default 20)')
+
+    _add_pool_parsers(subparsers)
+
+
+# What ``pool add-volume`` records besides the guarantee: (option,
+# help); the defaults are placement.Volume's.
+_VOLUME_OPTIONS = (
+    ('offset_bytes', 'where the volume starts on the device (default: '
+                     'after the volumes recorded before it)'),
+    ('read_fraction', 'fraction of its requests that are reads, 0..1 '
+                      '(default 1)'),
+    ('outstanding_requests', 'requests it keeps in flight, 0 = idle '
+                             '(default 1)'),
+)
+
+
+def _add_pool_parsers(subparsers):
+    pool = subparsers.add_parser(
+        'pool', help='Cinder pools for the seek-model weigher and filter.')
+    actions = pool.add_subparsers(dest='action', metavar='ACTION')
+    actions.required = True
+    set_profile = actions.add_parser(
+        'set-profile', help='Set the device profile of a Cinder pool '
+                            '(host@backend#pool) from a JSON file.')
+    set_profile.add_argument('pool', metavar='POOL')
+    set_profile.add_argument('profile_file', metavar='FILE')
+    set_profile.add_argument(
+        '--scheduler', default=None,
+        help='host I/O scheduler in front of the device (%s); picks the '
+             'calibrated alpha' % ', '.join(seek_model.SCHEDULERS))
+    actions.add_parser('list', help='Print every pool with a profile.')
+    delete = actions.add_parser(
+        'delete', help='Forget a pool: its profile and recorded volumes.')
+    delete.add_argument('pool', metavar='POOL')
+    add = actions.add_parser(
+        'add-volume', help='Record a volume placed on a pool.')
+    add.add_argument('pool', metavar='POOL')
+    add.add_argument('volume_id', metavar='VOLUME_ID')
+    add.add_argument('--size-gib', dest='size_gib', metavar='GIB',
+                     required=True, help="size in Cinder's GB (GiB)")
+    add.add_argument('--tier', dest='tier', default=None,
+                     help='guarantee of this tier (as iothrottle:tier)')
+    for key, unit in (('min_iops', 'IOPS'), ('min_bytes_sec', 'bytes/s')):
+        add.add_argument('--' + key.replace('_', '-'), dest=key,
+                         metavar=unit, default=None,
+                         help='overrides the tier\'s (default 0)')
+    for key, text in _VOLUME_OPTIONS:
+        add.add_argument('--' + key.replace('_', '-'), dest=key,
+                         metavar='N', default=None, help=text)
+    remove = actions.add_parser(
+        'remove-volume', help='Forget a recorded volume.')
+    remove.add_argument('volume_id', metavar='VOLUME_ID')
 
 
 CATEGORY_OPT = cfg.SubCommandOpt('category', title='Commands',
@@ -219,6 +281,113 @@ def throttle_why(conf, engine):
         print(line)
 
 
+def pool_set_profile(conf, engine):
+    args = conf.category
+    try:
+        profile = profile_mod.load(args.profile_file)
+    except OSError as exc:
+        raise CommandError('%s: cannot read: %s' % (
+            args.profile_file, exc.strerror or exc)) from None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    _require_synced(engine)
+    try:
+        api.set_pool_profile(engine, args.pool, profile, args.scheduler)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    print('pool %s: profile %r (%s) set'
+          % (args.pool, profile.name, profile.kind))
+
+
+def pool_list(conf, engine):
+    _require_synced(engine)
+    columns = ('pool', 'kind', 'scheduler', 'volumes', 'min_iops',
+               'min_bytes_sec', 'profile')
+    rows = [columns]
+    for record in api.pool_profiles(engine):
+        iops, bytes_sec = placement.promised(record.volumes)
+        rows.append((record.pool, record.profile.kind,
+                     record.scheduler or '-', str(len(record.volumes)),
+                     _number(iops), _number(bytes_sec),
+                     record.profile.name))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    for row in rows:
+        print('  '.join(cell.ljust(width)
+                        for cell, width in zip(row, widths)).rstrip())
+
+
+def pool_delete(conf, engine):
+    _require_synced(engine)
+    try:
+        dropped = api.delete_pool(engine, conf.category.pool)
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+    print('pool %s deleted (%d volume record(s))' % (conf.category.pool,
+                                                     dropped))
+
+
+def _option_numbers(args, keys):
+    """The numbers given for ``keys`` (options left out are absent)."""
+    values = {}
+    for key in keys:
+        raw = getattr(args, key)
+        if raw is None:
+            continue
+        try:
+            values[key] = tiers.parse_number(raw)
+        except ValueError as exc:
+            raise CommandError('--%s: %s'
+                               % (key.replace('_', '-'), exc)) from None
+    return values
+
+
+def pool_add_volume(conf, engine):
+    args = conf.category
+    try:
+        placement.check_pool_name(args.pool)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    values = _option_numbers(
+        args, ('size_gib', 'min_iops', 'min_bytes_sec')
+        + tuple(key for key, _help in _VOLUME_OPTIONS))
+    _require_synced(engine)
+    known = api.list_tiers(engine)
+    if args.tier is not None and args.tier not in known:
+        raise CommandError('--tier: unknown tier %r (known: %s)'
+                           % (args.tier, ', '.join(known) or 'none'))
+    specs = {extra_specs.PREFIX + key: values[key]
+             for key in ('min_iops', 'min_bytes_sec') if key in values}
+    if args.tier is not None:
+        specs[extra_specs.TIER] = args.tier
+    try:
+        guarantee = extra_specs.guarantee_from_extra_specs(specs, known)
+        volume = placement.Volume(
+            volume_id=args.volume_id,
+            size_bytes=values['size_gib'] * placement.GIB,
+            min_iops=guarantee.min_iops,
+            min_bytes_sec=guarantee.min_bytes_sec,
+            **{key: values[key] for key, _help in _VOLUME_OPTIONS
+               if key in values})
+        api.record_pool_volume(engine, args.pool, volume)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    print('volume %s recorded on pool %s (%s GiB, min_iops %s, '
+          'min_bytes_sec %s)' % (volume.volume_id, args.pool,
+                                 _number(values['size_gib']),
+                                 _number(volume.min_iops),
+                                 _number(volume.min_bytes_sec)))
+
+
+def pool_remove_volume(conf, engine):
+    _require_synced(engine)
+    try:
+        pool = api.forget_pool_volume(engine, conf.category.volume_id)
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+    print('volume %s removed from pool %s' % (conf.category.volume_id,
+                                              pool))
+
+
 COMMANDS = {
     ('db', 'sync'): db_sync,
     ('db', 'version'): db_version,
@@ -226,6 +395,11 @@ COMMANDS = {
     ('tier', 'list'): tier_list,
     ('tier', 'delete'): tier_delete,
     ('throttle', 'why'): throttle_why,
+    ('pool', 'set-profile'): pool_set_profile,
+    ('pool', 'list'): pool_list,
+    ('pool', 'delete'): pool_delete,
+    ('pool', 'add-volume'): pool_add_volume,
+    ('pool', 'remove-volume'): pool_remove_volume,
 }
 
 
