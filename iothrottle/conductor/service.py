@@ -80,6 +80,10 @@ class Endpoint:
     def report(self, ctxt, report):
         self._conductor.report(report)
 
+    def pool_state(self, ctxt, pools):
+        """Called by Cinder's scheduler plugins (iothrottle.cinder)."""
+        return self._conductor.pool_state(pools)
+
 
 class Conductor:
     """See the module docstring.  ``core`` is a
@@ -109,6 +113,24 @@ class Conductor:
         with self._cond:
             self.core.add_report(decoded, self.clock())
             self._cond.notify_all()
+
+    # -- Cinder pools -------------------------------------------------
+
+    def pool_state(self, pools):
+        """The ``pool_state`` reply for ``pools`` (a list of Cinder pool
+        names), read from the database; a reply with ``error`` when it
+        cannot be read."""
+        try:
+            pools = [str(pool) for pool in pools]
+        except TypeError:
+            return wire.pool_state_reply(error='pools must be a list')
+        states = self.store.call('reading pool states', db_api.pool_states,
+                                 pools)
+        tiers = self.store.call('reading tiers', db_api.list_tiers)
+        if states is None or tiers is None:
+            return wire.pool_state_reply(error='the conductor cannot read '
+                                               'its database')
+        return wire.pool_state_reply(states, tiers)
 
     # -- decision loop ------------------------------------------------
 

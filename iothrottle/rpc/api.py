@@ -1,11 +1,14 @@
 """oslo.messaging clients and servers of iothrottle (threads only).
 
 Topics: the conductor listens on ``iothrottle-conductor``; the agent of
-host ``<host>`` on ``iothrottle-compute.<host>``.  Everything is a cast
-(fire and forget): a lost report costs one interval, a lost decision is
-repeated or lapses with its lease.  Servers use the ``threading``
-executor.  Call :func:`iothrottle.rpc.threads.setup` before importing
-this module.
+host ``<host>`` on ``iothrottle-compute.<host>``.  Everything the agents
+and the conductor send is a cast (fire and forget): a lost report costs
+one interval, a lost decision is repeated or lapses with its lease.  The
+one call, ``pool_state``, comes from Cinder's scheduler plugins, with a
+short timeout.  Servers use the ``threading`` executor.  Call
+:func:`iothrottle.rpc.threads.setup` before importing this module in an
+iothrottle service; inside cinder-scheduler (``iothrottle.cinder``)
+Cinder has set oslo.messaging up already.
 """
 
 import importlib
@@ -19,6 +22,10 @@ VERSION = '1.0'
 # Connection attempts of one cast before it fails: a broker that is down
 # must not block a decision loop (the next interval tries again).
 CAST_RETRY = 1
+# How long a pool_state call waits for the conductor: the scheduler waits
+# with it, and a conductor that has not answered in this time is treated
+# as gone (the plugins step aside).
+POOL_STATE_TIMEOUT_S = 2.0
 
 
 def compute_topic(host):
@@ -74,6 +81,14 @@ class ConductorAPI:
     def report(self, report):
         """Cast one interval's report (:func:`iothrottle.rpc.wire.report`)."""
         self._client.cast({}, 'report', report=report)
+
+    def pool_state(self, pools, timeout_s=POOL_STATE_TIMEOUT_S):
+        """Call: profile, scheduler and placed volumes of each Cinder pool
+        in ``pools`` (:func:`iothrottle.rpc.wire.pool_state_reply`).
+        Raises oslo.messaging's MessagingTimeout when no conductor
+        answers within ``timeout_s`` seconds."""
+        return self._client.prepare(timeout=timeout_s).call(
+            {}, 'pool_state', pools=sorted(set(pools)))
 
 
 class ComputeAPI:

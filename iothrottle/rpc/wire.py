@@ -15,16 +15,35 @@ instance's guarantee (the agent clamps caps to its ``max_*``)::
                     'reason': ..., 'cap': {...} or None, 'lease_s': 10.0,
                     'guarantee': {<every Guarantee field>}}]}
 
+Cinder's scheduler plugins *call* the conductor for the pools they
+weigh (``pool_state``); the reply holds, for each pool that has a
+profile, the profile document (``iothrottle.seekmodel.profile``), the
+pool's I/O scheduler and the volumes placed there (every
+``iothrottle.cinder.placement.Volume`` field: the seek model needs each
+volume's size and position, not only the sum of their guarantees), and
+every tier, so that the plugin resolves ``iothrottle:tier``::
+
+    {'pools': {'host@backend#pool': {'profile': {...}, 'scheduler': 'bfq',
+                                     'volumes': [{...}, ...]}},
+     'tiers': {'gold': {<every Guarantee field>}},
+     'error': None}
+
+``error`` is a one-line reason when the conductor cannot answer (its
+database is unreachable); the plugins then step aside.
+
 Decoding validates through the model's own constructors, so a malformed
 message raises ValueError (or TypeError/KeyError) naming what is wrong.
 """
 
 import dataclasses
 
+from iothrottle.cinder import placement
 from iothrottle.controller import model
+from iothrottle.seekmodel import profile as profile_mod
 
 SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(model.DiskSample))
 GUARANTEE_FIELDS = tuple(f.name for f in dataclasses.fields(model.Guarantee))
+VOLUME_FIELDS = tuple(f.name for f in dataclasses.fields(placement.Volume))
 
 
 def cap_to_dict(cap):
@@ -104,3 +123,51 @@ def decision_from_dict(data):
         cap=cap_from_dict(data.get('cap')),
         lease_s=float(data.get('lease_s') or 0.0))
     return decision, guarantee_from_dict(data.get('guarantee') or {})
+
+
+def pool_state_reply(states=None, tiers=None, error=None):
+    """The conductor's answer to ``pool_state``: ``states`` {pool:
+    placement.PoolState}, ``tiers`` {name: Guarantee}, or ``error``."""
+    return {
+        'pools': {pool: {'profile': profile_mod.to_dict(state.profile),
+                         'scheduler': state.scheduler,
+                         'volumes': [{name: getattr(volume, name)
+                                      for name in VOLUME_FIELDS}
+                                     for volume in state.volumes]}
+                  for pool, state in sorted((states or {}).items())},
+        'tiers': {name: guarantee_to_dict(guarantee)
+                  for name, guarantee in sorted((tiers or {}).items())},
+        'error': error}
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolStateReply:
+    """A decoded ``pool_state`` reply."""
+    pools: dict
+    tiers: dict
+    error: str = None
+
+
+def decode_pool_state_reply(data):
+    """PoolStateReply of a reply; ValueError naming the pool, profile
+    field or volume that is malformed."""
+    error = data.get('error')
+    if error:
+        return PoolStateReply(pools={}, tiers={}, error=str(error))
+    pools = {}
+    for pool, entry in data['pools'].items():
+        try:
+            pools[pool] = placement.PoolState(
+                pool=pool, profile=profile_mod.from_dict(entry['profile']),
+                volumes=tuple(placement.Volume(**{
+                    name: volume[name] for name in VOLUME_FIELDS
+                    if name in volume}) for volume in entry['volumes']),
+                scheduler=entry.get('scheduler'))
+        except (KeyError, TypeError) as exc:
+            raise ValueError('pool %r: malformed: %r' % (pool, exc)) from None
+        except ValueError as exc:
+            raise ValueError('pool %r: %s' % (pool, exc)) from None
+    return PoolStateReply(
+        pools=pools,
+        tiers={name: dataclasses.replace(guarantee_from_dict(g), tier=name)
+               for name, g in data['tiers'].items()})
