@@ -5,6 +5,7 @@ on it; nothing here reads configuration at import time.
 """
 
 from iothrottle.conf import balloon
+from iothrottle.conf import cinder
 from iothrottle.conf import compute
 from iothrottle.conf import controller
 from iothrottle.conf import database
@@ -13,7 +14,7 @@ from iothrottle.conf import nova
 from iothrottle.conf import storage
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova, balloon)
+                  nova, balloon, cinder)
 
 
 def register_opts(conf):

@@ -23,7 +23,8 @@ class TestOpts(testtools.TestCase):
     def test_every_option_has_help(self):
         groups = opts.list_opts()
         self.assertEqual({'compute', 'controller', 'database', 'storage',
-                          'agent', 'conductor', 'nova', 'balloon'},
+                          'agent', 'conductor', 'nova', 'balloon',
+                          'iothrottle_cinder'},
                          {g.name for g, _ in groups})
         for group, options in groups:
             for opt in options:
