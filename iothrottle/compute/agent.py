@@ -20,6 +20,7 @@ import types
 from oslo_log import log as logging
 
 from iothrottle.compute import leases as leases_mod
+from iothrottle.controller import domain as domain_mod
 from iothrottle.controller import model
 
 LOG = logging.getLogger(__name__)
@@ -138,43 +139,23 @@ class Agent:
     def _control_domain(self, storage_domain, samples, instances, now_s,
                         errors):
         """Decide and apply for one storage domain; returns decisions."""
-        guarantees = {}
-        inputs = []
+        disks = []
         for sample in samples:
-            guarantee = self._guarantee(instances.get(sample.instance_uuid),
-                                        sample)
-            guarantees[sample.disk_id] = guarantee
             lease = self.leases.get(sample.disk_id)
-            inputs.append(model.DiskInput(
-                sample=sample, guarantee=guarantee,
-                cap=lease.cap if lease is not None else None))
-        try:
-            view = model.DomainView(
-                storage_domain=storage_domain,
-                capacity=self.capacities.capacity_of(storage_domain),
-                disks=tuple(inputs), now_s=now_s)
-            state = self._states.get(storage_domain)
-            if state is None:
-                state = self.policy.initial_state()
-            outcome = self.policy.decide(view, state)
-        except Exception as exc:
-            message = 'policy failed on storage domain %s: %s' % (
-                storage_domain, exc)
-            LOG.exception('%s', message)
-            errors.append(message)
-            return ()
-        self._states[storage_domain] = outcome.state
-        applied = []
-        for decision in outcome.decisions:
-            if decision.disk_id not in guarantees:
-                errors.append('policy decided on %s, not a disk of storage '
-                              'domain %s; ignored'
-                              % (decision.disk_id, storage_domain))
-                continue
-            applied.append(decision)
-            self._apply(decision, guarantees[decision.disk_id], now_s,
-                        errors)
-        return applied
+            disks.append((sample,
+                          self._guarantee(instances.get(sample.instance_uuid),
+                                          sample),
+                          lease.cap if lease is not None else None))
+        result = domain_mod.decide(
+            self.policy, self._states.get(storage_domain), storage_domain,
+            self.capacities.capacity_of, disks, now_s)
+        self._states[storage_domain] = result.state
+        for message in result.errors:
+            LOG.error('%s', message)
+        errors.extend(result.errors)
+        for decision, guarantee in result.decided:
+            self._apply(decision, guarantee, now_s, errors)
+        return [decision for decision, _ in result.decided]
 
     def _guarantee(self, instance, sample):
         flavor = instance.flavor if instance is not None else sample.flavor

@@ -17,6 +17,7 @@ the last round, or when the first of the new reports has waited
 import collections
 import dataclasses
 
+from iothrottle.controller import domain as domain_mod
 from iothrottle.controller import model
 
 
@@ -199,35 +200,14 @@ class Core:
                      peaks=peaks, errors=tuple(errors))
 
     def _decide_domain(self, domain, samples, caps, now_s, errors):
-        guarantees, inputs = {}, []
-        for sample in samples:
-            guarantee = self._guarantee(sample, errors)
-            guarantees[sample.disk_id] = guarantee
-            inputs.append(model.DiskInput(sample=sample, guarantee=guarantee,
-                                          cap=caps.get(sample.disk_id)))
-        try:
-            view = model.DomainView(
-                storage_domain=domain,
-                capacity=self.capacities.capacity_of(domain),
-                disks=tuple(inputs), now_s=now_s)
-            state = self._states.get(domain)
-            if state is None:
-                state = self.policy.initial_state()
-            outcome = self.policy.decide(view, state)
-        except Exception as exc:
-            errors.append('policy failed on storage domain %s: %s'
-                          % (domain, exc))
-            return []
-        self._states[domain] = outcome.state
-        decided = []
-        for decision in outcome.decisions:
-            if decision.disk_id not in guarantees:
-                errors.append('policy decided on %s, not a disk of storage '
-                              'domain %s; ignored'
-                              % (decision.disk_id, domain))
-                continue
-            decided.append((decision, guarantees[decision.disk_id]))
-        return decided
+        disks = [(sample, self._guarantee(sample, errors),
+                  caps.get(sample.disk_id)) for sample in samples]
+        result = domain_mod.decide(
+            self.policy, self._states.get(domain), domain,
+            self.capacities.capacity_of, disks, now_s)
+        self._states[domain] = result.state
+        errors.extend(result.errors)
+        return list(result.decided)
 
     def _guarantee(self, sample, errors):
         try:

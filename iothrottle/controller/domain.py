@@ -1,0 +1,59 @@
+"""One storage domain through a policy: the step both shells share.
+
+The standalone agent (one host) and the conductor (every host) differ in
+where samples, guarantees and current caps come from, not in how a
+domain is decided: pair each disk with its guarantee and cap, build the
+:class:`~iothrottle.controller.model.DomainView`, run the policy, keep
+only decisions about disks of this domain.  Pure: no I/O, no clock.
+"""
+
+import dataclasses
+
+from iothrottle.controller import model
+
+
+@dataclasses.dataclass(frozen=True)
+class DomainResult:
+    """What :func:`decide` made of one domain in one interval.
+
+    ``decided`` pairs each Decision with the disk's Guarantee (the agent
+    clamps caps to its ceilings); ``state`` is the policy's state for the
+    next interval (the old one if the policy failed); ``errors`` are
+    one-line messages.
+    """
+    decided: tuple
+    state: object
+    errors: tuple = ()
+
+
+def decide(policy, state, storage_domain, capacity_of, disks, now_s):
+    """Run ``policy`` on ``disks``, ``(sample, guarantee, cap)`` triples of
+    ``storage_domain``; ``state`` None starts the policy afresh and
+    ``capacity_of(storage_domain)`` gives the domain's Capacity.  A policy
+    that raises costs this domain its interval, nothing else."""
+    guarantees, inputs = {}, []
+    for sample, guarantee, cap in disks:
+        guarantees[sample.disk_id] = guarantee
+        inputs.append(model.DiskInput(sample=sample, guarantee=guarantee,
+                                      cap=cap))
+    try:
+        view = model.DomainView(
+            storage_domain=storage_domain,
+            capacity=capacity_of(storage_domain),
+            disks=tuple(inputs), now_s=now_s)
+        if state is None:
+            state = policy.initial_state()
+        outcome = policy.decide(view, state)
+    except Exception as exc:
+        message = 'policy failed on storage domain %s: %s' % (
+            storage_domain, exc)
+        return DomainResult((), state, (message,))
+    decided, errors = [], []
+    for decision in outcome.decisions:
+        if decision.disk_id not in guarantees:
+            errors.append('policy decided on %s, not a disk of storage '
+                          'domain %s; ignored'
+                          % (decision.disk_id, storage_domain))
+            continue
+        decided.append((decision, guarantees[decision.disk_id]))
+    return DomainResult(tuple(decided), outcome.state, tuple(errors))
