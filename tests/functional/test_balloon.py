@@ -18,26 +18,19 @@ import testtools
 
 try:
     import libvirt
-except ImportError:   # pragma: no cover
+except ImportError:   # pragma: no cover (testbed_skip_reason says so)
     libvirt = None
 
 from iothrottle.balloon import estimator
 from iothrottle.balloon import watch
 from iothrottle.compute import guest_agent
 from iothrottle import testbed
+from tests.functional import testbed_skip_reason
 
 STEM = 'itb-fb'
 PREFIX = '%s%d-' % (STEM, os.getpid())
 WINDOW_S = 5.0
 DEADLINE_S = 30.0
-
-
-def _skip_reason():
-    if libvirt is None:
-        return 'libvirt-python is not installed'
-    if os.geteuid() != 0:
-        return 'the testbed needs root'
-    return None
 
 
 def _until(predicate, what):
@@ -53,7 +46,7 @@ def _until(predicate, what):
         pause.wait(0.2)
 
 
-@testtools.skipIf(_skip_reason(), _skip_reason())
+@testtools.skipIf(testbed_skip_reason(), testbed_skip_reason())
 class TestBalloonOnTestbed(testtools.TestCase):
 
     @classmethod

@@ -9,7 +9,6 @@ the database.
 """
 
 import datetime
-import io
 import os
 import subprocess
 import time
@@ -27,6 +26,7 @@ from iothrottle.controller import model
 from iothrottle.db import api
 from iothrottle.db import migration
 from iothrottle.db import models
+from tests import cli
 
 HOST = '127.0.0.1'
 PORT = 3306
@@ -102,12 +102,8 @@ class TestMariaDB(testtools.TestCase):
         self.addCleanup(self.engine.dispose)
 
     def manage(self, *argv):
-        out = self.useFixture(fixtures.MonkeyPatch('sys.stdout',
-                                                   io.StringIO())).new_value
-        err = self.useFixture(fixtures.MonkeyPatch('sys.stderr',
-                                                   io.StringIO())).new_value
-        code = manage.main(['--config-file', self.conf_file] + list(argv))
-        return code, out.getvalue(), err.getvalue()
+        return cli.run_main(self, manage.main,
+                            ['--config-file', self.conf_file] + list(argv))
 
     def sync(self):
         self.assertEqual((0, 'database at revision 0002\n', ''),

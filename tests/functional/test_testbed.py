@@ -24,13 +24,14 @@ from testtools import content
 
 try:
     import libvirt
-except ImportError:   # pragma: no cover
+except ImportError:   # pragma: no cover (testbed_skip_reason says so)
     libvirt = None
 
 from iothrottle import testbed
 from iothrottle.testbed import core
 from iothrottle.testbed import domains
 from iothrottle.testbed import store as store_mod
+from tests.functional import testbed_skip_reason
 
 DELAY_MS = 4
 CAP_IOPS = 20
@@ -44,14 +45,6 @@ WARMUP_S = 1.0
 WINDOW_S = 3.0
 
 
-def _skip_reason():
-    if libvirt is None:
-        return 'libvirt-python is not installed'
-    if os.geteuid() != 0:
-        return 'the testbed needs root'
-    return None
-
-
 def _our_domains(conn, prefix):
     return [d.name() for d in conn.listAllDomains()
             if d.name().startswith(prefix)
@@ -63,7 +56,7 @@ def _fmt(rates):
         rates.items()))
 
 
-@testtools.skipIf(_skip_reason(), _skip_reason())
+@testtools.skipIf(testbed_skip_reason(), testbed_skip_reason())
 class TestTestbedIO(testtools.TestCase):
     """Three guests on one store: vm1 bursts, vm2 and vm3 are neighbours."""
 
@@ -199,7 +192,7 @@ class TestTestbedIO(testtools.TestCase):
             self.assertGreater(capped[vm].iops, 0.7 * alone[vm].iops)
 
 
-@testtools.skipIf(_skip_reason(), _skip_reason())
+@testtools.skipIf(testbed_skip_reason(), testbed_skip_reason())
 class TestTestbedLifecycle(testtools.TestCase):
 
     def setUp(self):

@@ -1,6 +1,5 @@
 """``iothrottle-manage`` on a SQLite file: output and exit codes."""
 
-import io
 import os.path
 
 import fixtures
@@ -9,6 +8,7 @@ import testtools
 from iothrottle.cmd import manage
 from iothrottle.controller import model
 from iothrottle.db import api
+from tests import cli
 
 
 class ManageTestCase(testtools.TestCase):
@@ -25,12 +25,8 @@ class ManageTestCase(testtools.TestCase):
                          % self.db_dir)
 
     def run_manage(self, *argv):
-        out = self.useFixture(fixtures.MonkeyPatch('sys.stdout',
-                                                   io.StringIO())).new_value
-        err = self.useFixture(fixtures.MonkeyPatch('sys.stderr',
-                                                   io.StringIO())).new_value
-        code = manage.main(['--config-file', self.conf_file] + list(argv))
-        return code, out.getvalue(), err.getvalue()
+        return cli.run_main(self, manage.main,
+                            ['--config-file', self.conf_file] + list(argv))
 
     def assertFails(self, message, *argv):
         code, out, err = self.run_manage(*argv)
