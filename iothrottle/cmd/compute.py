@@ -199,36 +199,52 @@ def run(conf, out=sys.stdout):
 
 def run_conductor_mode(conf, out, stop=None):
     """The agent in conductor mode until SIGINT/SIGTERM (or ``stop``)."""
-    from iothrottle.rpc import agent as remote_mod
-    from iothrottle.rpc import api as rpc_api
     conn = connect(conf.compute.libvirt_uri)
-    collector = remote_mod.OwnedCollector(collector_mod.Collector(conn),
-                                          conf.agent.owned_domains)
-    agent = agent_mod.Agent(conf, collector, actuator_mod.Actuator(conn),
-                            policy=None, guarantees=None, capacities=None)
-    restored = agent.reconcile()
+    agent, restored = conductor_mode_agent(conf, conn)
     if restored:
         out.write('restored %d disk(s) left capped by a previous run: %s\n'
                   % (len(restored), ', '.join(restored)))
-    transport = rpc_api.get_transport(conf)
-    host = conf.agent.host
-    remote = remote_mod.RemoteAgent(agent, rpc_api.ConductorAPI(transport),
-                                    host, conf.controller.interval_s)
-    server = rpc_api.get_server(transport, rpc_api.compute_topic(host),
-                                host, [remote_mod.Endpoint(remote)])
     if stop is None:
         stop = threading.Event()
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(signum, lambda *_args: stop.set())
+    serve_conductor(conf, agent, conf.agent.host, stop)
+    return 0
+
+
+def conductor_mode_agent(conf, conn):
+    """The agent of conductor mode on ``conn``, with the caps a previous
+    run left undone: ``(agent, restored disk ids)``.
+
+    Shared with the nova-compute monitor (:mod:`iothrottle.nova.monitor`).
+    """
+    from iothrottle.rpc import agent as remote_mod
+    collector = remote_mod.OwnedCollector(collector_mod.Collector(conn),
+                                          conf.agent.owned_domains)
+    agent = agent_mod.Agent(conf, collector, actuator_mod.Actuator(conn),
+                            policy=None, guarantees=None, capacities=None)
+    return agent, agent.reconcile()
+
+
+def serve_conductor(conf, agent, host, stop, on_step=None):
+    """Report ``agent``'s intervals to the conductor as ``host`` and apply
+    the decisions cast back, until ``stop`` is set; caps are lifted on
+    the way out.  ``on_step(report)`` follows every interval."""
+    from iothrottle.rpc import agent as remote_mod
+    from iothrottle.rpc import api as rpc_api
+    transport = rpc_api.get_transport(conf)
+    remote = remote_mod.RemoteAgent(agent, rpc_api.ConductorAPI(transport),
+                                    host, conf.controller.interval_s)
+    server = rpc_api.get_server(transport, rpc_api.compute_topic(host),
+                                host, [remote_mod.Endpoint(remote)])
     server.start()
     LOG.info('agent of host %s reporting to the conductor', host)
     try:
-        remote.run(stop)
+        remote.run(stop, on_step=on_step)
     finally:
         server.stop()
         server.wait()
-    return 0
 
 
 def _silence_libvirt(_ctx, _err):
