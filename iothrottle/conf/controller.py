@@ -42,6 +42,15 @@ OPTS = [
                       'law) is at least this. A paced, satisfied stream '
                       'stays below it; a starved one sits near 1 per '
                       'stream. Requests.'),
+    cfg.FloatOpt('defend_fraction',
+                 default=0.05, min=0.0, max=1.0,
+                 help='Margin over a guarantee below which an instance '
+                      'that wants more is defended: on a saturated '
+                      'domain, caps are tightened once it gets less than '
+                      '(1 + defend_fraction) x its guarantee, so that '
+                      'measurement noise of one interval does not break '
+                      'the guarantee. Must not exceed guard_fraction. '
+                      'Unitless.'),
     cfg.FloatOpt('guard_fraction',
                  default=0.2, min=0.0, max=1.0,
                  help='Headroom kept above a guarantee: an instance that '

@@ -55,8 +55,16 @@ The control loop
 Each interval, for one storage domain:
 
 1. *Victims* are disks that want more and are below their guarantee
-   (``satisfaction < 1``); disks that want more and are within the guard
-   band (``satisfaction < 1 + guard_fraction``) are *at risk*.
+   or within ``defend_fraction`` (5 %) of it (``satisfaction < 1 +
+   defend_fraction``); disks that want more and are within the guard
+   band (``satisfaction < 1 + guard_fraction``) are *at risk*.  Why the
+   defence starts a little above the floor: a guarantee is judged per
+   measurement interval, and one 2 s interval of a 20 IOPS synchronous
+   stream is 40 requests, +-7 % of noise.  A controller that waits for
+   the floor to break holds a victim anywhere in the guard band, often
+   just above 1.0, and every unlucky interval is a broken guarantee
+   (measured on the two-host testbed run: 90 % of intervals satisfied
+   with victims at ``< 1``).
 2. Saturated and victims exist: **tighten**.  The deficit is the load the
    victims lack to reach the top of the guard band,
    ``sum(floor_load x (1 + guard) - load)``, doubled for each interval
@@ -103,6 +111,8 @@ Tunables (``[controller]``)
 ``border_fraction``   0.9   saturation by load, fraction of capacity
 ``latency_factor``    3.0   saturation by latency, multiple of baseline
 ``want_inflight``     0.5   requests in flight that mean "wants more"
+``defend_fraction``   0.05  margin over a floor below which a disk that
+                            wants more is defended (a victim)
 ``guard_fraction``    0.2   headroom over a floor that blocks releases
 ``release_fraction``  0.1   per-interval growth of a cap being released
 ``calm_intervals``    3     intervals without risk before a release
@@ -137,10 +147,18 @@ class GuaranteeTunables:
     border_fraction: float = 0.9
     latency_factor: float = 3.0
     want_inflight: float = 0.5
+    defend_fraction: float = 0.05
     guard_fraction: float = 0.2
     release_fraction: float = 0.1
     calm_intervals: int = 3
     lease_s: float = 30.0
+
+    def __post_init__(self):
+        if self.defend_fraction > self.guard_fraction:
+            raise ValueError(
+                'defend_fraction (%g) exceeds guard_fraction (%g): a '
+                'defended disk would never be at risk'
+                % (self.defend_fraction, self.guard_fraction))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,6 +271,7 @@ class GuaranteePolicy(policy.Policy):
             border_fraction=c.border_fraction,
             latency_factor=c.latency_factor,
             want_inflight=c.want_inflight,
+            defend_fraction=c.defend_fraction,
             guard_fraction=c.guard_fraction,
             release_fraction=c.release_fraction,
             calm_intervals=c.calm_intervals,
@@ -272,7 +291,8 @@ class GuaranteePolicy(policy.Policy):
                                     total_load < t.border_fraction)
         saturation = self._saturation(total_load, latency_s,
                                       state.baseline_latency_s)
-        victims = [r for r in rows if r.wants_more and r.satisfaction < 1]
+        victims = [r for r in rows if r.wants_more
+                   and r.satisfaction < 1 + t.defend_fraction]
         at_risk = [r for r in rows
                    if r.wants_more
                    and r.satisfaction < 1 + t.guard_fraction]
@@ -403,7 +423,7 @@ def _release(row, reason):
 
 
 def _describe_victims(victims):
-    return 'below guarantee and wanting more: ' + ', '.join(
+    return 'at or under guarantee and wanting more: ' + ', '.join(
         '%s (%.0f %% of guarantee, %.2f in flight)'
         % (v.name, v.satisfaction * 100, v.disk.sample.inflight)
         for v in victims)

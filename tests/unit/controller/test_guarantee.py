@@ -83,6 +83,24 @@ class TestTighten(testtools.TestCase):
         self.assertEqual(30.0, decisions['vm1'].lease_s)
         self.assertIn('vm2', decisions['vm1'].reason)
 
+    def test_defends_a_floor_before_noise_breaks_it(self):
+        # vm2 gets 103 % of its floor and wants more on a saturated
+        # store: inside defend_fraction (5 %), so vm1 is cut now, not
+        # after an unlucky interval has already dipped below 95 %.
+        disks = [disk('vm1', 82, 0.12, min_iops=10),
+                 disk('vm2', 10.3, 0.1, min_iops=10)]
+        self.assertEqual({'vm1'}, set(by_name(decide(disks))))
+        self.assertIn('vm2', by_name(decide(disks))['vm1'].reason)
+        # Outside the band (108 %) the same store is only held.
+        disks[1] = disk('vm2', 10.8, 0.1, min_iops=10)
+        self.assertEqual((), decide(disks).decisions)
+
+    def test_defend_band_must_sit_inside_the_guard_band(self):
+        exc = self.assertRaises(ValueError, guarantee.GuaranteeTunables,
+                                defend_fraction=0.3, guard_fraction=0.2)
+        self.assertIn('defend_fraction (0.3) exceeds guard_fraction (0.2)',
+                      str(exc))
+
     def test_no_action_when_domain_has_room(self):
         out = decide([disk('vm1', 40, 0.012, min_iops=10),
                       disk('vm2', 5, 0.2, min_iops=10)],
@@ -187,7 +205,7 @@ class TestHoldAndRelease(testtools.TestCase):
     def test_hold_renews_caps_while_a_guarantee_is_at_risk(self):
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
         out = decide([disk('vm1', 50, 0.2, cap=cap),
-                      disk('vm2', 10.5, 0.09, min_iops=10)])
+                      disk('vm2', 11, 0.09, min_iops=10)])
         d = by_name(out)['vm1']
         self.assertEqual(model.CAP, d.action)
         self.assertEqual(cap, d.cap)
