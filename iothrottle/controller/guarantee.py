@@ -86,6 +86,14 @@ Each interval, for one storage domain:
    longer wants more is released outright (its demand fell under its
    cap); any other cap grows by ``release_fraction`` (10 %) of itself
    per interval, and is lifted once it would exceed the domain's border.
+   On a domain still at its border, what a cap gains the others lose,
+   so the caps together grow by no more than the *surplus*: the load
+   the uncapped disks that want more get above the top of their guard
+   band, ``sum(load - floor_load x (1 + guard))``; no surplus, no
+   growth (the caps are held).  Why: near saturation a queue is
+   steep.  Measured on the testbed (FIFO store at 99 % load), a 10 %
+   release of a 48 IOPS cap took VM2 from 120 % of its floor to 93 %
+   in one interval, every fifth interval.
 
 Caps are leases of ``lease_s`` (30 s) that the policy renews every
 interval it still wants them; the compute agent lifts an expired lease by
@@ -313,7 +321,7 @@ class GuaranteePolicy(policy.Policy):
                                        calm_streak, t.calm_intervals))
         else:
             calm_streak = state.calm_streak + 1
-            decisions = self._release(view, rows)
+            decisions = self._release(view, rows, total_load)
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak))
@@ -360,28 +368,47 @@ class GuaranteePolicy(policy.Policy):
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
-    def _release(self, view, rows):
+    def _release(self, view, rows, total_load):
         t = self.tunables
-        decisions = []
-        for r in rows:
-            if r.disk.cap is None:
-                continue
-            if not r.wants_more:
-                decisions.append(_release(
-                    r, 'no longer pushing against its cap (%.2f in flight '
-                       '< %.2f)' % (r.disk.sample.inflight,
-                                    t.want_inflight)))
-                continue
-            share = r.cap_load * (1 + t.release_fraction)
+        growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
+        decisions = [_release(r, 'no longer pushing against its cap (%.2f '
+                                 'in flight < %.2f)' % (
+                                     r.disk.sample.inflight, t.want_inflight))
+                     for r in rows
+                     if r.disk.cap is not None and not r.wants_more]
+        steps = [r.cap_load * t.release_fraction for r in growing]
+        budget, why = self._release_budget(rows, total_load)
+        if budget is not None and budget < sum(steps):
+            steps = water_fill(steps, [r.disk.guarantee.weight
+                                       for r in growing],
+                               sum(steps) - budget)
+            steps = [r.cap_load * t.release_fraction - cut
+                     for r, cut in zip(growing, steps)]
+        for r, step in zip(growing, steps):
+            share = r.cap_load + step
             if share >= t.border_fraction:
                 decisions.append(_release(
                     r, 'cap grew past the domain border; lifted'))
+            elif step <= 0:
+                decisions.append(self._renew(r, 'held: %s' % why))
             else:
                 decisions.append(self._cap(
-                    view, r, share,
-                    'no guarantee at risk; cap released by %.0f %%'
-                    % (t.release_fraction * 100)))
+                    view, r, share, 'no guarantee at risk; cap released '
+                    'by %.1f %% (%s)' % (step / r.cap_load * 100, why)))
         return decisions
+
+    def _release_budget(self, rows, total_load):
+        """How much load the caps may grow by this interval (None: by
+        release_fraction each), and why."""
+        t = self.tunables
+        if total_load < t.border_fraction:
+            return None, 'domain below its border'
+        protected = [r for r in rows if r.disk.cap is None and r.wants_more]
+        if not protected:
+            return None, 'no uncapped disk wants more'
+        surplus = sum(max(0.0, r.load - r.floor_load
+                          * (1 + t.guard_fraction)) for r in protected)
+        return surplus, 'surplus %.3f above the guard band' % surplus
 
     def _cap(self, view, row, share, reason):
         """A cap holding ``row`` at ``share`` of the domain, never below

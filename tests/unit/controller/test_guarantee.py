@@ -218,6 +218,25 @@ class TestHoldAndRelease(testtools.TestCase):
         d = by_name(out)['vm1']
         self.assertAlmostEqual(55.0, d.cap.iops, places=6)
 
+    def test_release_on_a_saturated_domain_gives_only_the_surplus(self):
+        # The store is full (55 + 40 = 95 %): what vm1's cap gains, vm2
+        # loses.  vm2 wants more at 40 of a 30 IOPS floor; above the
+        # guard band (36) it has 4 IOPS to spare, not 10 % of 55.
+        cap = model.Cap(iops=55, bytes_sec=55 * KB64)
+        out = decide([disk('vm1', 55, 0.2, cap=cap),
+                      disk('vm2', 40, 0.03, min_iops=30)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertAlmostEqual(59.0, d.cap.iops, places=6)
+        self.assertIn('surplus 0.040 above the guard band', d.reason)
+
+    def test_no_surplus_on_a_saturated_domain_holds_the_cap(self):
+        cap = model.Cap(iops=59, bytes_sec=59 * KB64)
+        out = decide([disk('vm1', 59, 0.2, cap=cap),
+                      disk('vm2', 36, 0.03, min_iops=30)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertEqual(cap, d.cap)
+        self.assertIn('held: surplus 0.000', d.reason)
+
     def test_release_outright_when_demand_fell_under_cap(self):
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
         out = decide([disk('vm1', 20, 0.012, cap=cap)], state=CALM)
