@@ -51,3 +51,24 @@ def seed000_figure(path, series_by_policy, vm_names):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     pyplot.close(fig)
+
+
+def live_row(out, plan):
+    """Print a header now and return ``on_interval(policy, interval,
+    report)``, which prints one row per interval (KB/s and cap per VM)."""
+    names = [vm.name for vm in plan.vms]
+    out.write('%-10s %7s ' % ('policy', 't (s)') + ' '.join(
+        '%13s' % ('%s KB/s cap' % n) for n in names)
+        + '  latency  collect\n')
+
+    def on_interval(policy, interval, _report):
+        cells = []
+        for n in names:
+            cap = interval.caps.get(n)
+            cells.append('%7.0f %5s' % (interval.kb_s.get(n, 0.0),
+                                        '%.0f' % cap if cap else '-'))
+        out.write('%-10s %7.1f ' % (policy, interval.end_s)
+                  + ' '.join(cells) + '  %5.1f ms %5.0f ms\n' % (
+                      interval.latency_ms, interval.collect_ms))
+        out.flush()
+    return on_interval

@@ -8,6 +8,7 @@ capacity is measured first (the burster alone with 8 processes), so the
 controller works from a learned figure, not the configured delay.
 """
 
+import dataclasses
 import threading
 import time
 
@@ -138,8 +139,18 @@ class Seed000Run:
                               max_bytes_sec=STORE_MAX_BYTES_SEC)
 
     def run_policy(self, tb, conn, policy_name, on_interval=None):
-        plan = self.plan
         agent = self.agent(conn, policy_name, self.capacity)
+        return self.observe(tb, agent, policy_name, on_interval,
+                            finish=agent.release_all)
+
+    def observe(self, tb, agent, policy_name, on_interval=None,
+                caps_of=None, finish=None):
+        """Run the plan's loads once and return its Intervals, measured
+        by ``agent`` on the tick grid.  ``caps_of(names)``, when given,
+        replaces the caps of each report (uuid/dev -> Cap): the live caps
+        of an agent elsewhere.  ``finish()`` runs once the loads stop,
+        before the store drains."""
+        plan = self.plan
         agent.step()   # first sight: a baseline for the counters
         names = {tb.instance_uuid(vm.name): vm.name for vm in plan.vms}
         self.start_loads(tb)
@@ -148,6 +159,9 @@ class Seed000Run:
         count = int(round(plan.duration_s / plan.interval_s))
         try:
             for report in self._ticks(agent, count):
+                if caps_of is not None:
+                    report = dataclasses.replace(report,
+                                                 caps=caps_of(names))
                 interval = self.interval(report, names, start_s)
                 intervals.append(interval)
                 if on_interval is not None:
@@ -155,7 +169,8 @@ class Seed000Run:
         finally:
             for vm in plan.vms:
                 tb.stop_load(vm.name)
-            agent.release_all()
+            if finish is not None:
+                finish()
         self._drain(agent)
         return intervals
 

@@ -47,32 +47,13 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def live_row(out, plan):
-    names = [vm.name for vm in plan.vms]
-    out.write('%-10s %7s ' % ('policy', 't (s)') + ' '.join(
-        '%13s' % ('%s KB/s cap' % n) for n in names)
-        + '  latency  collect\n')
-
-    def on_interval(policy, interval, _report):
-        cells = []
-        for n in names:
-            cap = interval.caps.get(n)
-            cells.append('%7.0f %5s' % (interval.kb_s.get(n, 0.0),
-                                        '%.0f' % cap if cap else '-'))
-        out.write('%-10s %7.1f ' % (policy, interval.end_s)
-                  + ' '.join(cells) + '  %5.1f ms %5.0f ms\n' % (
-                      interval.latency_ms, interval.collect_ms))
-        out.flush()
-    return on_interval
-
-
 def run_seed000(args, out):
     from iothrottle.bench import runner   # needs libvirt and the testbed
 
     plan = seed000.default_plan(short=args.short)
     policies = args.policy or list(POLICIES)
     run = runner.Seed000Run(plan, out)
-    on_interval = None if args.quiet else live_row(out, plan)
+    on_interval = None if args.quiet else report.live_row(out, plan)
     results, series = run.run(policies, on_interval)
     out.write('\n' + report.seed000_table(results) + '\n')
     ok, reasons = seed000.bar(results)
