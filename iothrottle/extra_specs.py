@@ -8,7 +8,8 @@ An operator gives a flavor a guarantee with extra specs::
 ``iothrottle:tier`` names a tier stored by the conductor
 (``iothrottle-manage tier create``); ``iothrottle:min_iops``,
 ``iothrottle:min_bytes_sec``, ``iothrottle:max_iops``,
-``iothrottle:max_bytes_sec`` and ``iothrottle:weight`` set one field of
+``iothrottle:max_bytes_sec``, ``iothrottle:weight`` and
+``iothrottle:min_memory_mb`` (the balloon floor, MiB) set one field of
 :class:`iothrottle.controller.model.Guarantee` each and override the
 tier's value of that field.  Values are decimal numbers >= 0 (``1e6``
 too), checked by the same functions as the standalone tiers file
@@ -122,6 +123,11 @@ SPECS = (
          'the controller caps instances above their guarantees. A '
          'number > 0; default 1.',
          _parse_weight, 'weight'),
+    Spec(PREFIX + 'min_memory_mb',
+         'Least memory in MiB the iothrottle balloon agent leaves each '
+         'instance when it reclaims memory; never above the flavor '
+         'memory. 0 means the configured fraction of the flavor memory.',
+         _parse_number, 'min_memory_mb'),
 )
 SPECS_BY_NAME = {spec.name: spec for spec in SPECS}
 

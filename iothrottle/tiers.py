@@ -9,14 +9,17 @@ from a YAML file::
     flavors:
       m1.large: gold
       bench.vm2: {min_bytes_sec: 819200, tier: silver}
+      db.large: {min_memory_mb: 2048, tier: gold}
     default_tier: silver
 
 A flavor maps to a tier name, or to a mapping of guarantee keys with an
 optional ``tier`` whose keys it overrides.  ``default_tier`` (optional)
-covers flavors the file does not list.  :func:`load_tiers` validates the
-whole file up front; every error is one line naming the file and the
-culprit, e.g. ``tiers.yaml: flavors.bench.vm2.min_iops: must be a number
->= 0, got 'abc'``.
+covers flavors the file does not list.  ``min_memory_mb`` is not an I/O
+key: the balloon floor of the flavor's instances in MiB (0: ``[balloon]
+floor_fraction`` of their memory; see :meth:`Tiers.memory_floors`).
+:func:`load_tiers` validates the whole file up front; every error is one
+line naming the file and the culprit, e.g. ``tiers.yaml:
+flavors.bench.vm2.min_iops: must be a number >= 0, got 'abc'``.
 """
 
 import dataclasses
@@ -28,7 +31,7 @@ from iothrottle.controller import model
 
 # Keys a tier or a flavor entry may set; the fields of model.Guarantee.
 GUARANTEE_KEYS = ('min_iops', 'min_bytes_sec', 'max_iops', 'max_bytes_sec',
-                  'weight')
+                  'weight', 'min_memory_mb')
 _TOP_KEYS = ('tiers', 'flavors', 'default_tier')
 
 
@@ -96,6 +99,15 @@ class Tiers:
         if self.default_tier:
             return self.tiers[self.default_tier]
         return model.NO_GUARANTEE
+
+    def memory_floors(self):
+        """Balloon floors, {flavor: MiB}, of the flavors the file lists
+        whose guarantee sets ``min_memory_mb`` (their own or their
+        tier's).  Other flavors, those covered only by ``default_tier``
+        too, get the ``[balloon] floor_fraction`` of their memory."""
+        return {flavor: guarantee.min_memory_mb
+                for flavor, guarantee in sorted(self.flavors.items())
+                if guarantee.min_memory_mb > 0}
 
 
 def load_tiers(path):

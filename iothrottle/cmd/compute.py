@@ -120,6 +120,18 @@ def load_capacities(conf):
         raise CommandError(str(exc)) from None
 
 
+def load_balloon(conf, conn, tiers):
+    """The balloon agent if ``[balloon] enabled``, else None; its floors
+    are the ``min_memory_mb`` of the flavors in the tiers file."""
+    if not conf.balloon.enabled:
+        return None
+    try:
+        return balloon_agent.BalloonAgent(
+            conf, conn, min_memory_mb=tiers.memory_floors())
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def list_disks(collector, out):
     """Print every disk with its storage domain key and rates."""
     collector.collect()
@@ -168,12 +180,7 @@ def run(conf, out=sys.stdout):
     capacities = load_capacities(conf)
     policy = load_policy(conf)
     conn = connect(conf.compute.libvirt_uri)
-    balloon = None
-    if conf.balloon.enabled:
-        try:
-            balloon = balloon_agent.BalloonAgent(conf, conn)
-        except ValueError as exc:
-            raise CommandError(str(exc))
+    balloon = load_balloon(conf, conn, tiers)
     agent = agent_mod.Agent(conf, collector_mod.Collector(conn),
                             actuator_mod.Actuator(conn), policy, tiers,
                             capacities, balloon=balloon)

@@ -77,6 +77,10 @@ def _add_parsers(subparsers):
     create.add_argument('--weight', dest='weight', metavar='WEIGHT',
                         default='1',
                         help='share of spare capacity, > 0 (default 1)')
+    create.add_argument('--min-memory-mb', dest='min_memory_mb',
+                        metavar='MiB', default='0',
+                        help='balloon floor of its instances; default 0 '
+                             '([balloon] floor_fraction of their memory)')
     tier_actions.add_parser('list', help='Print every tier.')
     delete = tier_actions.add_parser('delete', help='Delete a tier.')
     delete.add_argument('tier_name', metavar='NAME')

@@ -32,7 +32,9 @@ class Guarantee:
 
     ``min_*`` are floors the controller never caps below; ``max_*`` are the
     operator's static ceilings (0 means none); ``weight`` shares spare
-    capacity between capped instances.
+    capacity between capped instances.  ``min_memory_mb`` is not an I/O
+    field: the least memory (MiB) the balloon agent leaves the guest (0
+    means the ``[balloon] floor_fraction`` of its flavor memory).
     """
     min_iops: float = 0.0
     min_bytes_sec: float = 0.0
@@ -40,11 +42,12 @@ class Guarantee:
     max_bytes_sec: float = 0.0
     weight: float = 1.0
     tier: str = ''
+    min_memory_mb: float = 0.0
 
     def __post_init__(self):
         owner = 'guarantee' + (' of tier %r' % self.tier if self.tier else '')
         for name in ('min_iops', 'min_bytes_sec', 'max_iops',
-                     'max_bytes_sec', 'weight'):
+                     'max_bytes_sec', 'weight', 'min_memory_mb'):
             _check_rate(owner, name, getattr(self, name))
         if self.weight <= 0:
             raise ValueError('%s: weight must be > 0, got %r'
@@ -58,6 +61,7 @@ class Guarantee:
 
     @property
     def is_empty(self):
+        """No I/O floor (``min_memory_mb`` does not count)."""
         return self.min_iops == 0 and self.min_bytes_sec == 0
 
 

@@ -51,6 +51,9 @@ class _Rates:
     max_bytes_sec: orm.Mapped[float] = orm.mapped_column(sa.Double,
                                                          default=0.0)
     weight: orm.Mapped[float] = orm.mapped_column(sa.Double, default=1.0)
+    # Not a rate: the balloon floor in MiB (0: [balloon] floor_fraction).
+    min_memory_mb: orm.Mapped[float] = orm.mapped_column(sa.Double,
+                                                         default=0.0)
 
 
 class Tier(_Rates, Base):

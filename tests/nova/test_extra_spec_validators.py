@@ -25,6 +25,7 @@ GOOD = (
     ('iothrottle:max_iops', '2000.5'),
     ('iothrottle:max_bytes_sec', '104857600'),
     ('iothrottle:weight', '0.5'),
+    ('iothrottle:min_memory_mb', '1024'),
 )
 
 BAD = (
@@ -42,6 +43,9 @@ BAD = (
      " got ''."),
     ('iothrottle:weight', '0',
      'Validation failed; iothrottle:weight: must be > 0, got 0.'),
+    ('iothrottle:min_memory_mb', '1G',
+     "Validation failed; iothrottle:min_memory_mb: must be a number >= 0,"
+     " got '1G'."),
     ('iothrottle:tier', 'gold tier',
      "Validation failed; iothrottle:tier: must be a tier name "
      "([A-Za-z0-9][A-Za-z0-9._-]{0,63}), got 'gold tier'."),

@@ -56,6 +56,24 @@ class TestResolve(testtools.TestCase):
             resolve(min_iops='10', min_bytes_sec='1e6',
                     max_bytes_sec='2000000'))
 
+    def test_memory_floor(self):
+        self.assertEqual(model.Guarantee(min_memory_mb=2048),
+                         resolve(min_memory_mb='2048'))
+        self.assertEqual(
+            model.Guarantee(min_iops=100, min_bytes_sec=6553600, weight=4,
+                            min_memory_mb=512.5, tier='gold'),
+            resolve(tier='gold', min_memory_mb='512.5'))
+        # A memory floor alone is no I/O guarantee.
+        self.assertTrue(resolve(min_memory_mb='2048').is_empty)
+
+    def test_bad_memory_floor(self):
+        self.assertError(
+            "iothrottle:min_memory_mb: must be a number >= 0, got '2G'",
+            min_memory_mb='2G')
+        self.assertError(
+            "iothrottle:min_memory_mb: must be a number >= 0, got '-1'",
+            min_memory_mb='-1')
+
     def test_other_namespaces_ignored(self):
         specs = {'iothrottle:min_iops': '5', 'hw:mem_page_size': 'large',
                  'iothrottle': 'x', 'resources:VCPU': '0'}
@@ -157,11 +175,14 @@ class TestCheckSpec(testtools.TestCase):
                                                        '150'))
         self.assertEqual('gold.v2', extra_specs.check_spec('iothrottle:tier',
                                                            'gold.v2'))
+        self.assertEqual(1024.0, extra_specs.check_spec(
+            'iothrottle:min_memory_mb', '1024'))
 
     def test_bad_values_name_the_key(self):
         for name, value in (('iothrottle:min_iops', 'abc'),
                             ('iothrottle:max_iops', '-5'),
                             ('iothrottle:weight', '0'),
+                            ('iothrottle:min_memory_mb', 'lots'),
                             ('iothrottle:tier', 'a b')):
             exc = self.assertRaises(extra_specs.ExtraSpecError,
                                     extra_specs.check_spec, name, value)

@@ -55,6 +55,36 @@ class TestLoad(testtools.TestCase):
             os.path.dirname(__file__), '..', '..', 'etc', 'iothrottle',
             'tiers.yaml.sample'))
         self.assertTrue(loaded.tiers)
+        self.assertEqual({'db.large': 2048}, loaded.memory_floors())
+
+    def test_memory_floors(self):
+        loaded = tiers.parse_tiers(textwrap.dedent('''
+            tiers:
+              gold: {min_iops: 100, min_memory_mb: 2048}
+              silver: {min_iops: 40}
+            flavors:
+              m1.large: gold
+              m1.medium: silver
+              db.small: {min_memory_mb: 512.5, tier: silver}
+              db.large: {min_memory_mb: 4096, tier: gold}
+              io.only: {min_memory_mb: 0, tier: gold}
+            default_tier: gold
+            '''))
+        self.assertEqual(model.Guarantee(min_iops=100, min_memory_mb=2048,
+                                         tier='gold'),
+                         loaded.guarantee_for('m1.large'))
+        self.assertEqual(model.Guarantee(min_iops=40, min_memory_mb=512.5,
+                                         tier='silver'),
+                         loaded.guarantee_for('db.small'))
+        # Listed flavors with a floor of their own or their tier's; an
+        # explicit 0 drops the tier's; the default tier does not count.
+        self.assertEqual({'db.large': 4096, 'db.small': 512.5,
+                          'm1.large': 2048},
+                         loaded.memory_floors())
+
+    def test_no_memory_floors(self):
+        loaded = tiers.parse_tiers(SAMPLE)
+        self.assertEqual({}, loaded.memory_floors())
 
     def test_exponent_written_without_dot(self):
         loaded = tiers.parse_tiers('tiers: {t: {min_bytes_sec: 1e6}}\n')
@@ -97,6 +127,16 @@ class TestErrors(testtools.TestCase):
             'tiers: {gold: {weight: yes}}\n',
             'tiers.yaml: tiers.gold.weight: must be a number >= 0,'
             ' got True')
+
+    def test_bad_memory_floor(self):
+        self.assertError(
+            'flavors: {m1: {min_memory_mb: 2G}}\n',
+            "tiers.yaml: flavors.m1.min_memory_mb: must be a number >= 0, "
+            "got '2G'")
+        self.assertError(
+            'tiers: {gold: {min_memory_mb: -1}}\n',
+            'tiers.yaml: tiers.gold.min_memory_mb: must be a number >= 0, '
+            'got -1')
 
     def test_zero_weight(self):
         self.assertError('tiers: {gold: {weight: 0}}\n',
@@ -142,7 +182,8 @@ class TestErrors(testtools.TestCase):
         self.assertError(
             'tiers: {gold: {min_iosp: 3}}\n',
             'tiers.yaml: tiers.gold.min_iosp: unknown key (expected one of '
-            'min_iops, min_bytes_sec, max_iops, max_bytes_sec, weight)')
+            'min_iops, min_bytes_sec, max_iops, max_bytes_sec, weight, '
+            'min_memory_mb)')
 
     def test_tier_not_a_mapping(self):
         self.assertError('tiers: {gold: 7}\n',

@@ -8,6 +8,7 @@ import fixtures
 import testtools
 
 from iothrottle.cmd import compute as cmd
+from iothrottle import tiers as tiers_mod
 
 
 class TestMain(testtools.TestCase):
@@ -96,3 +97,41 @@ class TestMain(testtools.TestCase):
 
 if __name__ == '__main__':
     sys.exit(cmd.main())
+
+
+class TestLoadBalloon(testtools.TestCase):
+    """The balloon agent gets the tiers file's memory floors."""
+
+    def setUp(self):
+        super().setUp()
+        self.made = []
+        self.useFixture(fixtures.MonkeyPatch(
+            'iothrottle.compute.balloon_agent.BalloonAgent',
+            lambda conf, conn, **kwargs: self.made.append(
+                (conf, conn, kwargs)) or 'agent'))
+        self.tiers = tiers_mod.parse_tiers(textwrap.dedent('''
+            tiers: {gold: {min_iops: 100, min_memory_mb: 2048}}
+            flavors:
+              m1.large: gold
+              db.small: {min_memory_mb: 512}
+              io.only: {min_iops: 5}
+            '''))
+
+    def _conf(self, enabled):
+        conf = cmd.build_conf(['--config-dir', self.useFixture(
+            fixtures.TempDir()).path])
+        conf.set_override('enabled', enabled, 'balloon')
+        return conf
+
+    def test_floors_handed_to_the_agent(self):
+        conf = self._conf(True)
+        self.assertEqual('agent', cmd.load_balloon(conf, 'conn', self.tiers))
+        self.assertEqual(
+            [(conf, 'conn', {'min_memory_mb': {'db.small': 512,
+                                               'm1.large': 2048}})],
+            self.made)
+
+    def test_disabled(self):
+        self.assertIsNone(cmd.load_balloon(self._conf(False), 'conn',
+                                           self.tiers))
+        self.assertEqual([], self.made)

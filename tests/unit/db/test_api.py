@@ -36,6 +36,12 @@ class TestTiers(DatabaseTestCase):
         api.delete_tier(self.engine, 'gold')
         self.assertEqual({'silver': SILVER}, api.list_tiers(self.engine))
 
+    def test_memory_floor_round_trip(self):
+        db = model.Guarantee(min_iops=10, min_memory_mb=2048.5, tier='db')
+        api.create_tier(self.engine, db)
+        self.assertEqual(db, api.get_tier(self.engine, 'db'))
+        self.assertEqual({'db': db}, api.list_tiers(self.engine))
+
     def test_duplicate(self):
         api.create_tier(self.engine, GOLD)
         exc = self.assertRaises(api.Exists, api.create_tier, self.engine,
@@ -84,6 +90,12 @@ class TestFlavorCache(DatabaseTestCase):
         api.cache_flavor(self.engine, 'f3', 'bare', guarantee=bare)
         self.assertEqual(bare,
                          api.cached_flavor(self.engine, 'bare').guarantee)
+
+    def test_memory_floor_is_cached(self):
+        floor = model.Guarantee(min_memory_mb=1024)
+        api.cache_flavor(self.engine, 'f4', 'db.small', guarantee=floor)
+        self.assertEqual(floor,
+                         api.cached_flavor(self.engine, 'db.small').guarantee)
 
     def test_stale_entry_is_not_returned(self):
         api.cache_flavor(self.engine, 'f1', 'm1.large', guarantee=GOLD,

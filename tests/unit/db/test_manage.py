@@ -38,24 +38,26 @@ class ManageTestCase(testtools.TestCase):
 class TestManage(ManageTestCase):
 
     def test_sync_version_and_tiers(self):
-        self.assertEqual((0, 'database at revision 0002\n', ''),
+        self.assertEqual((0, 'database at revision 0003\n', ''),
                          self.run_manage('db', 'sync'))
         self.assertTrue(os.path.isdir(self.db_dir))
-        self.assertEqual((0, '0002 (newest)\n', ''),
+        self.assertEqual((0, '0003 (newest)\n', ''),
                          self.run_manage('db', 'version'))
         self.assertEqual((0, 'tier gold created\n', ''), self.run_manage(
             'tier', 'create', 'gold', '--min-iops', '100',
             '--min-bytes-sec', '6553600', '--weight', '4'))
         self.assertEqual((0, 'tier silver created\n', ''), self.run_manage(
             'tier', 'create', 'silver', '--min-iops', '40', '--max-iops',
-            '400', '--weight', '2.5'))
+            '400', '--weight', '2.5', '--min-memory-mb', '1024'))
         code, out, err = self.run_manage('tier', 'list')
         self.assertEqual(0, code)
         self.assertEqual(
             ['name    min_iops  min_bytes_sec  max_iops  max_bytes_sec  '
-             'weight',
-             'gold    100       6553600        0         0              4',
-             'silver  40        0              400       0              2.5'],
+             'weight  min_memory_mb',
+             'gold    100       6553600        0         0              '
+             '4       0',
+             'silver  40        0              400       0              '
+             '2.5     1024'],
             out.splitlines())
         self.assertEqual((0, 'tier gold deleted\n', ''),
                          self.run_manage('tier', 'delete', 'gold'))
@@ -73,12 +75,15 @@ class TestManage(ManageTestCase):
                          '--max-iops', '100')
         self.assertFails('--weight: must be > 0, got 0',
                          'tier', 'create', 'x', '--weight', '0')
+        self.assertFails("--min-memory-mb: must be a number >= 0, got "
+                         "'1G'", 'tier', 'create', 'x', '--min-memory-mb',
+                         '1G')
         code, out, err = self.run_manage('tier', 'create', 'a b')
         self.assertEqual(1, code)
         self.assertTrue(err.startswith(
             'iothrottle-manage: tier name: must be a tier name'), err)
         self.assertEqual((0, 'name  min_iops  min_bytes_sec  max_iops  '
-                             'max_bytes_sec  weight\n', ''),
+                             'max_bytes_sec  weight  min_memory_mb\n', ''),
                          self.run_manage('tier', 'list'))
 
     def test_not_synced(self):
@@ -87,10 +92,10 @@ class TestManage(ManageTestCase):
                          'tier', 'list')
         os.makedirs(self.db_dir)
         self.assertEqual(
-            (0, "none (not synced; newest is 0002: run 'iothrottle-manage "
+            (0, "none (not synced; newest is 0003: run 'iothrottle-manage "
                 "db sync')\n", ''),
             self.run_manage('db', 'version'))
-        self.assertFails("database schema at revision None, expected 0002: "
+        self.assertFails("database schema at revision None, expected 0003: "
                          "run 'iothrottle-manage db sync'", 'tier', 'list')
 
     def test_unusable_connection(self):

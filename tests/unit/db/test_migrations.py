@@ -52,6 +52,18 @@ class TestMigrations(testtools.TestCase):
         self.assertIn('add_table', [entry[0] for entry in diff
                                     if isinstance(entry, tuple)])
 
+    def test_0003_gives_existing_tiers_no_memory_floor(self):
+        migration.upgrade(self.engine, '0002')
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                "INSERT INTO tiers (name, min_iops, min_bytes_sec, max_iops, "
+                "max_bytes_sec, weight, created_at, updated_at) VALUES "
+                "('gold', 100, 0, 0, 0, 4, '2026-01-01', '2026-01-01')"))
+        migration.upgrade(self.engine)
+        self.assertEqual('0003', migration.current_revision(self.engine))
+        gold = api.get_tier(self.engine, 'gold')
+        self.assertEqual((100, 0), (gold.min_iops, gold.min_memory_mb))
+
     def test_upgrade_twice_is_harmless(self):
         migration.upgrade(self.engine)
         migration.upgrade(self.engine)
