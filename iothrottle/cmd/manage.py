@@ -201,6 +201,14 @@ def _number(value):
     return '%g' % value
 
 
+def _print_table(rows):
+    """Rows of strings (the first is the header) as aligned columns."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print('  '.join(cell.ljust(width)
+                        for cell, width in zip(row, widths)).rstrip())
+
+
 def _require_synced(engine):
     current = migration.current_revision(engine)
     head = migration.head_revision()
@@ -249,10 +257,7 @@ def tier_list(conf, engine):
         (name,) + tuple(_number(getattr(guarantee, key))
                         for key in tiers.GUARANTEE_KEYS)
         for name, guarantee in api.list_tiers(engine).items()]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
-    for row in rows:
-        print('  '.join(cell.ljust(width)
-                        for cell, width in zip(row, widths)).rstrip())
+    _print_table(rows)
 
 
 def tier_delete(conf, engine):
@@ -314,10 +319,7 @@ def pool_list(conf, engine):
                      record.scheduler or '-', str(len(record.volumes)),
                      _number(iops), _number(bytes_sec),
                      record.profile.name))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
-    for row in rows:
-        print('  '.join(cell.ljust(width)
-                        for cell, width in zip(row, widths)).rstrip())
+    _print_table(rows)
 
 
 def pool_delete(conf, engine):
