@@ -15,6 +15,7 @@ Bad input (a malformed tiers file, an unreachable libvirt) ends the
 command with one line on stderr and a non-zero exit code.
 """
 
+import os
 import signal
 import sys
 import threading
@@ -120,15 +121,30 @@ def load_capacities(conf):
         raise CommandError(str(exc)) from None
 
 
-def load_balloon(conf, conn, tiers):
-    """The balloon agent if ``[balloon] enabled``, else None; its floors
-    are the ``min_memory_mb`` of the flavors in the tiers file."""
+def load_balloon(conf, conn, floors_mb):
+    """The balloon agent if ``[balloon] enabled``, else None;
+    ``floors_mb`` maps flavor names to their ``min_memory_mb``."""
     if not conf.balloon.enabled:
         return None
     try:
-        return balloon_agent.BalloonAgent(
-            conf, conn, min_memory_mb=tiers.memory_floors())
+        return balloon_agent.BalloonAgent(conf, conn,
+                                          min_memory_mb=floors_mb)
     except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def conductor_mode_floors(conf):
+    """Balloon floors in conductor mode, where guarantees live in the
+    conductor: the ``min_memory_mb`` of the flavors in ``[compute]
+    tiers_file`` if that file exists, else none (``[balloon]
+    floor_fraction`` for every guest).  A file that exists but is
+    malformed is an error."""
+    path = conf.compute.tiers_file
+    if not path or not os.path.exists(path):
+        return {}
+    try:
+        return tiers_mod.load_tiers(path).memory_floors()
+    except tiers_mod.TiersError as exc:
         raise CommandError(str(exc)) from None
 
 
@@ -180,7 +196,7 @@ def run(conf, out=sys.stdout):
     capacities = load_capacities(conf)
     policy = load_policy(conf)
     conn = connect(conf.compute.libvirt_uri)
-    balloon = load_balloon(conf, conn, tiers)
+    balloon = load_balloon(conf, conn, tiers.memory_floors())
     agent = agent_mod.Agent(conf, collector_mod.Collector(conn),
                             actuator_mod.Actuator(conn), policy, tiers,
                             capacities, balloon=balloon)
@@ -230,7 +246,9 @@ def conductor_mode_agent(conf, conn):
     collector = remote_mod.OwnedCollector(collector_mod.Collector(conn),
                                           conf.agent.owned_domains)
     agent = agent_mod.Agent(conf, collector, actuator_mod.Actuator(conn),
-                            policy=None, guarantees=None, capacities=None)
+                            policy=None, guarantees=None, capacities=None,
+                            balloon=load_balloon(conf, conn,
+                                                 conductor_mode_floors(conf)))
     return agent, agent.reconcile()
 
 

@@ -125,7 +125,8 @@ class TestLoadBalloon(testtools.TestCase):
 
     def test_floors_handed_to_the_agent(self):
         conf = self._conf(True)
-        self.assertEqual('agent', cmd.load_balloon(conf, 'conn', self.tiers))
+        self.assertEqual('agent', cmd.load_balloon(
+            conf, 'conn', self.tiers.memory_floors()))
         self.assertEqual(
             [(conf, 'conn', {'min_memory_mb': {'db.small': 512,
                                                'm1.large': 2048}})],
@@ -133,5 +134,17 @@ class TestLoadBalloon(testtools.TestCase):
 
     def test_disabled(self):
         self.assertIsNone(cmd.load_balloon(self._conf(False), 'conn',
-                                           self.tiers))
+                                           self.tiers.memory_floors()))
         self.assertEqual([], self.made)
+
+    def test_conductor_mode_floors_come_from_the_tiers_file(self):
+        conf = self._conf(True)
+        path = self.useFixture(fixtures.TempDir()).join('tiers.yaml')
+        conf.set_override('tiers_file', path, 'compute')
+        self.assertEqual({}, cmd.conductor_mode_floors(conf))
+        with open(path, 'w') as f:
+            f.write('tiers: {}\nflavors: {db.small: {min_memory_mb: 512}}\n')
+        self.assertEqual({'db.small': 512}, cmd.conductor_mode_floors(conf))
+        with open(path, 'w') as f:
+            f.write('tiers: [\n')
+        self.assertRaises(cmd.CommandError, cmd.conductor_mode_floors, conf)
