@@ -9,17 +9,21 @@ memory and VM1's cache loses its hot set; CAMS keeps memory where the
 cache is read.  Metric per VM: IO reduction = 1 - bytes the host read
 from its disk / bytes the application read.
 
-The testbed version (scaled to 256 MiB guests under TCG):
+The testbed version (scaled to 320 MiB guests under TCG):
 
-* flavor memory 256 MiB each, both start ballooned to 192 MiB: the host
-  budget (384 MiB) is 75 % of the flavors' sum, and the policies can
+* flavor memory 320 MiB each, both start ballooned to 240 MiB: the host
+  budget (480 MiB) is 75 % of the flavors' sum, and the policies can
   only move memory between the two (a guest's lower bound, what it uses
-  + a 64 MiB margin, is ~150 MiB here: ~85 MiB can move);
-* VM1: 768 files (192 MiB), 20 % hot / 80 % of accesses, one access
-  every ``20 x ratio`` ms; its files are read once before each run (a
-  warm start, equal for every policy);
-* VM2: 16,384 files (4 GiB, a sparse image on the host), uniform, one
-  access every 20 ms;
+  + a 64 MiB margin, is ~150 MiB here: up to ~170 MiB can move);
+* VM1: 2,000 files (500 MiB), the first 20 % (100 MiB) taking 80 % of
+  the accesses, one access every ``20 x ratio`` ms.  The hot set is
+  sized between the two outcomes: at its lower bound a guest has
+  ~60 MiB of page cache, too little for it; with the memory of VM2's
+  useless cache it has ~200 MiB, enough; at the start (240 MiB) it
+  has ~130 MiB.  Its hot files are read twice before each run (a warm
+  start, equal for every policy);
+* VM2: 65,536 files (16 GiB, a sparse image on the host), uniform, one
+  access every 20 ms: any cache it gets holds ~1 % of what it reads;
 * per ratio: ``warm_s`` of the balloon policy at work, then
   ``measure_s`` measured.
 
@@ -48,8 +52,8 @@ class Plan:
     vms: tuple
     ratios: tuple = (1, 2, 4, 8)
     file_kb: int = 256
-    memory_mb: int = 256
-    start_mb: int = 192
+    memory_mb: int = 320
+    start_mb: int = 240
     vm2_interval_ms: float = 20.0
     warm_s: float = 30.0
     measure_s: float = 40.0
@@ -66,12 +70,16 @@ class Plan:
     def data_mb(self, vm):
         return vm.files * self.file_kb / 1024.0
 
+    def hot_mb(self, vm):
+        """MiB of ``vm``'s hot files (the first hot_title_pct %)."""
+        return self.data_mb(vm) * vm.hot_title_pct / 100.0
+
 
 def default_plan(short=False):
-    vms = (VmPlan('vm1', files=768, hot_title_pct=20, hot_access_pct=80,
-                  disk_mb=256),
-           VmPlan('vm2', files=16384, hot_title_pct=20, hot_access_pct=20,
-                  disk_mb=4096 + 64))
+    vms = (VmPlan('vm1', files=2000, hot_title_pct=20, hot_access_pct=80,
+                  disk_mb=500 + 64),
+           VmPlan('vm2', files=65536, hot_title_pct=20, hot_access_pct=20,
+                  disk_mb=16384 + 64))
     if short:
         return Plan(vms=vms, ratios=(1,), warm_s=24.0, measure_s=30.0)
     return Plan(vms=vms)

@@ -1,17 +1,19 @@
 """Drives the seed-004 experiment on the testbed (the shell around
 :mod:`iothrottle.bench.seed004`).
 
-One testbed per policy: two guests with 256 MiB flavor memory started
-ballooned to 160 MiB, the balloon loop of the compute agent
+One testbed per policy: two guests with the plan's flavor memory started
+ballooned to ``start_mb``, the balloon loop of the compute agent
 (:class:`~iothrottle.compute.balloon_agent.BalloonAgent`, guest reports
 through the QEMU guest agent) with the policy under test, on a
 collection restricted to the testbed's own domains (other domains of the
-host are never ballooned).  Per ratio: balloons back to the start, page
-caches dropped, VM1's files read once (a warm start), both readers
-started, ``warm_s`` of balloon steps, then ``measure_s`` measured: the
-application's bytes (the load generator's counters), the host's disk
-reads (libvirt block stats), and the guests' swap-out and OOM-kill
-counters (/proc/vmstat through the guest agent).
+host are never ballooned); each guest keeps its disk open for the whole
+run (Linux drops a block device's cache on its last close).  Per ratio:
+balloons back to the start (waited for), page caches dropped, VM1's hot
+files read twice (a warm start), both readers started, ``warm_s`` of
+balloon steps, then ``measure_s`` measured: the application's bytes
+(the load generator's counters), the host's disk reads (libvirt block
+stats), and the guests' swap-out and OOM-kill counters (/proc/vmstat
+through the guest agent).
 """
 
 import threading
@@ -37,6 +39,11 @@ AGENT_WAIT_S = 30.0
 # with the default 32 MiB a guest squeezed by "proportional" to ~90 MiB
 # OOM-killed its guest agent.  64 MiB keeps every run OOM-free.
 MARGIN_MB = 64.0
+# A balloon this close to its target has arrived (the guest's balloon
+# driver works in pages; libvirt reports KiB).
+BALLOON_SLACK_MB = 4.0
+# Longest wait for a balloon to reach its target before a ratio's run.
+BALLOON_WAIT_S = 60.0
 POLICIES = {'cams': cams.CamsPolicy, 'proportional': cams.ProportionalPolicy,
             'none': cams.NoBalloonPolicy}
 
@@ -96,6 +103,8 @@ class Seed004Run:
             conn = libvirt.open(tb.uri)
             try:
                 self._wait_agents(tb)
+                for vm in self.plan.vms:
+                    self._hold_disk_open(tb, vm.name)
                 for ratio in self.plan.ratios:
                     runs.append(self.run_ratio(tb, conn, policy, ratio))
             finally:
@@ -147,10 +156,15 @@ class Seed004Run:
         for n in names:   # same start for every ratio and policy
             doms[n].setMemoryFlags(plan.start_mb * 1024,
                                    libvirt.VIR_DOMAIN_AFFECT_LIVE)
+        # A guest gives memory back to its balloon over seconds, taking
+        # it from its page cache: warm the cache only once that is done.
+        self._settle_balloons(doms, plan.start_mb)
+        for n in names:
             tb.run(n, 'echo 3 > /proc/sys/vm/drop_caches')
         first = plan.vms[0]
-        tb.run(first.name, 'dd if=/dev/vda of=/dev/null bs=1M count=%d'
-               % int(plan.data_mb(first)), timeout=120)
+        for _ in range(2):   # twice: the hot pages start on the active list
+            tb.run(first.name, 'dd if=/dev/vda of=/dev/null bs=1M count=%d'
+                   % int(plan.hot_mb(first)), timeout=120)
         conf = bench_conf(plan, policy_name)
         agent = balloon_agent.BalloonAgent(
             conf, conn, POLICIES[policy_name].from_conf(conf))
@@ -200,6 +214,33 @@ class Seed004Run:
                    for n in names)
         seconds = after['_t'] - before['_t']
         return seed004.run_row(ratio, vms, reqs, seconds)
+
+    def _hold_disk_open(self, tb, name):
+        """Keep /dev/vda open in the guest for the whole run.  Linux
+        drops a block device's page cache when its last opener closes
+        it (blkdev_put -> kill_bdev), so without a holder the warm start
+        (dd, which closes the device when done) would leave nothing in
+        the cache, and the readers' cache would vanish between ratios."""
+        rc, out = tb.run(name, 'sleep 2147483647 </dev/vda >/dev/null '
+                               '2>&1 &')
+        if rc != 0:
+            raise RuntimeError('%s: cannot hold /dev/vda open: %s'
+                               % (name, ' '.join(out)))
+
+    def _settle_balloons(self, doms, target_mb):
+        """Wait until every balloon is within BALLOON_SLACK_MB of
+        ``target_mb`` (libvirt's current memory), at most
+        BALLOON_WAIT_S."""
+        deadline = time.monotonic() + BALLOON_WAIT_S
+        pause = threading.Event()
+        while any(abs(dom.info()[2] / 1024.0 - target_mb) > BALLOON_SLACK_MB
+                  for dom in doms.values()):
+            if time.monotonic() > deadline:
+                self.out.write('balloons not at %d MiB after %.0f s; going '
+                               'on\n' % (target_mb, BALLOON_WAIT_S))
+                return
+            # The balloon driver moves on its own; nothing to wait on.
+            pause.wait(0.2)
 
     def _sample(self, tb, doms, loads):
         block = tb.block_stats()

@@ -37,6 +37,11 @@ class TestMetrics(testtools.TestCase):
         self.assertEqual((1, 2, 4, 8), plan.ratios)
         self.assertEqual((1,), seed004.default_plan(short=True).ratios)
 
+    def test_hot_set_is_the_first_hot_title_pct_of_the_files(self):
+        plan = seed004.default_plan()
+        self.assertEqual(500.0, plan.data_mb(plan.vms[0]))
+        self.assertEqual(100.0, plan.hot_mb(plan.vms[0]))
+
 
 class TestBar(testtools.TestCase):
 
