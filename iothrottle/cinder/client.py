@@ -192,6 +192,18 @@ def options(conf=None):
     return conf.iothrottle_cinder
 
 
+def option(name, fallback):
+    """``[iothrottle_cinder] name`` from Cinder's configuration, or
+    ``fallback`` (and one logged traceback) if it cannot be read: the
+    scheduler never fails because of iothrottle."""
+    try:
+        return getattr(options(), name)
+    except Exception:
+        LOG.exception('iothrottle: [iothrottle_cinder] %s unreadable; '
+                      'using %r', name, fallback)
+        return fallback
+
+
 def conductor_fetch(conf):
     """``fetch(pools)`` over oslo.messaging to the conductor on
     ``[iothrottle_cinder] transport_url`` (else Cinder's own); the

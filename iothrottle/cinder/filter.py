@@ -32,12 +32,7 @@ class SeekModelFilter(filters.BaseBackendFilter):
 
     @staticmethod
     def _min_headroom_fraction():
-        try:
-            return client.options().min_headroom_fraction
-        except Exception:
-            LOG.exception('iothrottle: [iothrottle_cinder] '
-                          'min_headroom_fraction unreadable; using 0')
-            return 0.0
+        return client.option('min_headroom_fraction', 0.0)
 
     def filter_all(self, filter_obj_list, filter_properties):
         # One conductor call for every pool of the request.

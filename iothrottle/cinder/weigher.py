@@ -17,12 +17,9 @@ for where the pools' states come from and when the weigher steps aside.
 """
 
 from cinder.scheduler import weights
-from oslo_log import log as logging
 
 from iothrottle.cinder import client
 from iothrottle.cinder import placement
-
-LOG = logging.getLogger(__name__)
 
 
 class SeekModelWeigher(weights.BaseHostWeigher):
@@ -36,12 +33,7 @@ class SeekModelWeigher(weights.BaseHostWeigher):
         self._advice = {}
 
     def weight_multiplier(self):
-        try:
-            return client.options().weight_multiplier
-        except Exception:
-            LOG.exception('iothrottle: [iothrottle_cinder] weight_multiplier '
-                          'unreadable; using 1')
-            return 1.0
+        return client.option('weight_multiplier', 1.0)
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
         # One conductor call for every pool of the request.
