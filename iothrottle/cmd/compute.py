@@ -26,6 +26,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 from stevedore import driver
 
+from iothrottle import cmd
 from iothrottle.compute import actuator as actuator_mod
 from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import balloon_agent
@@ -280,12 +281,9 @@ def main(argv=None):
     threads.setup()
     argv = sys.argv[1:] if argv is None else argv
     libvirt.registerErrorHandler(_silence_libvirt, None)
-    try:
-        conf = build_conf(argv)
-    except cfg.Error as exc:
-        sys.stderr.write('%s: %s\n' % (PROG, str(exc).splitlines()[0]))
+    conf = cmd.configure(PROG, build_conf, argv)
+    if conf is None:
         return EXIT_ERROR
-    logging.setup(conf, 'iothrottle')
     try:
         return run(conf)
     except CommandError as exc:

@@ -14,6 +14,7 @@ import socket
 import sys
 import threading
 
+from iothrottle import cmd
 from iothrottle.rpc import threads
 
 PROG = 'iothrottle-conductor'
@@ -116,15 +117,10 @@ def serve(conductor, server, stop_event):
 
 def main(argv=None):
     threads.setup()
-    from oslo_config import cfg
-    from oslo_log import log as logging
     argv = sys.argv[1:] if argv is None else argv
-    try:
-        conf = build_conf(argv)
-    except cfg.Error as exc:
-        sys.stderr.write('%s: %s\n' % (PROG, str(exc).splitlines()[0]))
+    conf = cmd.configure(PROG, build_conf, argv)
+    if conf is None:
         return EXIT_ERROR
-    logging.setup(conf, 'iothrottle')
     try:
         conductor, server = build(conf)
     except CommandError as exc:
