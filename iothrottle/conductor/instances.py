@@ -14,7 +14,10 @@ paged through by novaclient).  With 10,000 instances on a few hundred
 hosts that is one small request per reporting host and refresh period,
 where a request per instance (``servers.get``) would be 10,000; it also
 answers "what runs on this host" in one go, which is the question a
-report asks.  Only hosts that report are listed.
+report asks.  Only hosts that report are listed, and only if Nova knows
+them as compute hosts (``services.list(binary='nova-compute')``, read
+every ``refresh_s``, or ``retry_s`` when a host not in it reports): a
+report under an invented host name costs Nova nothing.
 
 Cache.  A host's listing is read again once it is ``refresh_s`` old.  A
 reported instance that the cache does not place on the reporting host is
@@ -57,6 +60,9 @@ HOST_ATTR = 'OS-EXT-SRV-ATTR:host'
 # Listings in flight at once: one hung request must not stop the others,
 # and Nova must not see a burst from one conductor.
 WORKERS = 4
+
+# The key of the compute host listing among the per-host listings.
+COMPUTE_HOSTS = None
 
 # Verdicts of Directory.verify.
 VERIFIED = 'verified'
@@ -126,8 +132,9 @@ class Directory:
         self.executor = executor or default_executor()
         self._lock = threading.Lock()
         self._placements = {}     # uuid -> Placement
-        self._listed_at = {}      # host -> last listing (or attempt) time
-        self._in_flight = set()   # hosts being listed
+        self._hosts = None        # Nova's compute hosts, once listed
+        self._listed_at = {}      # host or COMPUTE_HOSTS -> last attempt
+        self._in_flight = set()   # hosts (or COMPUTE_HOSTS) being listed
         self._tiers = {}
         self._tiers_at = None
         self._nova_down = False
@@ -138,17 +145,14 @@ class Directory:
     def verify(self, host, uuid):
         """``(verdict, Placement or None)`` for a disk of ``uuid``
         reported by ``host``; never waits for Nova."""
-        now = self.clock()
+        if self._claim(COMPUTE_HOSTS, self._hosts_wait_s(host)):
+            self._submit(COMPUTE_HOSTS)
         with self._lock:
             placement = self._placements.get(uuid)
-            listed_at = self._listed_at.get(host)
             verified = placement is not None and placement.host == host
-            wait_s = self.refresh_s if verified else self.retry_s
-            start = (host not in self._in_flight
-                     and (listed_at is None or now - listed_at >= wait_s))
-            if start:
-                self._in_flight.add(host)
-        if start:
+            known = self._hosts is not None and host in self._hosts
+        if known and self._claim(host, self.refresh_s if verified
+                                 else self.retry_s):
             self._submit(host)
             with self._lock:    # an executor that ran it already
                 placement = self._placements.get(uuid)
@@ -160,25 +164,56 @@ class Directory:
     def close(self):
         self.executor.shutdown(wait=False)
 
+    def _hosts_wait_s(self, host):
+        """How old the compute host list may be: refresh_s, or retry_s
+        when ``host`` is not in it (a compute host added since)."""
+        with self._lock:
+            if self._hosts is None or host not in self._hosts:
+                return self.retry_s
+        return self.refresh_s
+
+    def _claim(self, key, wait_s):
+        """Whether the listing ``key`` is due and now ours to start."""
+        now = self.clock()
+        with self._lock:
+            listed_at = self._listed_at.get(key)
+            if key in self._in_flight or (listed_at is not None
+                                          and now - listed_at < wait_s):
+                return False
+            self._in_flight.add(key)
+            return True
+
     # -- the worker's side --------------------------------------------
 
-    def _submit(self, host):
+    def _submit(self, key):
         try:
-            self.executor.submit(self._refresh_host, host)
+            self.executor.submit(self._refresh, key)
         except RuntimeError as exc:     # shut down
-            LOG.debug('not listing %s: %s', host, exc)
+            LOG.debug('not listing %s: %s', key, exc)
             with self._lock:
-                self._in_flight.discard(host)
+                self._in_flight.discard(key)
 
-    def _refresh_host(self, host):
+    def _refresh(self, key):
         try:
-            self._list_host(host)
+            if key is COMPUTE_HOSTS:
+                self._list_compute_hosts()
+            else:
+                self._list_host(key)
+            self._nova_answered()
         except Exception as exc:
-            self._nova_failed(host, exc)
+            self._nova_failed('the compute hosts' if key is COMPUTE_HOSTS
+                              else 'the instances of %s' % key, exc)
         finally:
             with self._lock:
-                self._listed_at[host] = self.clock()
-                self._in_flight.discard(host)
+                self._listed_at[key] = self.clock()
+                self._in_flight.discard(key)
+
+    def _list_compute_hosts(self):
+        hosts = {service.host for service in
+                 self.client.services.list(binary='nova-compute')
+                 if isinstance(getattr(service, 'host', None), str)}
+        with self._lock:
+            self._hosts = hosts
 
     def _list_host(self, host):
         servers = self.client.servers.list(
@@ -197,20 +232,27 @@ class Directory:
                          if p.host == host and u not in listed]:
                 del self._placements[uuid]
             self._placements.update(listed)
+        if servers and not any(hasattr(server, HOST_ATTR)
+                               for server in servers):
+            self._warn('Nova gives no %s: the [nova] credentials need the '
+                       'admin role; no instance can be verified'
+                       % HOST_ATTR)
+
+    def _nova_answered(self):
         if self._nova_down:
             self._nova_down = False
             LOG.info('Nova answers again: instance placements are '
                      'refreshed')
 
-    def _nova_failed(self, host, exc):
+    def _nova_failed(self, what, exc):
         if not self._nova_down:
             self._nova_down = True
-            LOG.warning('cannot list the instances of %s from Nova (%s); '
-                        'keeping the last known placements and guarantees',
-                        host, str(exc).splitlines()[0] if str(exc) else
+            LOG.warning('cannot read %s from Nova (%s); keeping the last '
+                        'known placements and guarantees', what,
+                        str(exc).splitlines()[0] if str(exc) else
                         type(exc).__name__)
         else:
-            LOG.debug('listing %s failed: %s', host, exc)
+            LOG.debug('reading %s failed: %s', what, exc)
 
     def _known_tiers(self):
         now = self.clock()

@@ -8,6 +8,7 @@ embedded ``flavor`` dict with ``extra_specs`` and the admin attribute
 
 import logging
 import threading
+import types
 
 import fixtures
 from oslo_config import cfg
@@ -45,17 +46,28 @@ class FakeServer:
         setattr(self, instances.HOST_ATTR, host)
 
 
-class FakeNova:
-    """``servers.list``/``get`` over a dict; ``down`` raises, ``gate``
-    (an Event) holds every request until set.  No ``flavors``: a lookup
-    by flavor name cannot succeed."""
+class FakeService:
+    def __init__(self, host):
+        self.host = host
+        self.binary = 'nova-compute'
 
-    def __init__(self, *servers):
+
+class FakeNova:
+    """``servers.list``/``get`` over a dict, ``services.list`` of the
+    compute hosts; ``down`` raises, ``gate`` (an Event) holds every
+    request until set.  No ``flavors``: a lookup by flavor name cannot
+    succeed."""
+
+    def __init__(self, *servers, hosts=('cmp-0', 'cmp-1', 'cmp-2',
+                                        'cmp-9')):
         self.servers = self
+        self.services = types.SimpleNamespace(list=self.list_services)
         self.by_uuid = {s.id: s for s in servers}
+        self.hosts = list(hosts)
         self.down = False
         self.gate = None
         self.listed = []
+        self.services_listed = 0
 
     def _request(self):
         if self.gate is not None:
@@ -74,6 +86,11 @@ class FakeNova:
     def get(self, uuid):
         self._request()
         return self.by_uuid[uuid]
+
+    def list_services(self, binary=None):
+        self._request()
+        self.services_listed += 1
+        return [FakeService(host) for host in self.hosts]
 
     def migrate(self, uuid, host):
         setattr(self.by_uuid[uuid], instances.HOST_ATTR, host)
@@ -228,6 +245,8 @@ class TestRefresh(DirectoryTestCase):
             self.assertEqual((instances.VERIFIED, 40.0),
                              (verdict, placement.guarantee.min_iops))
         self.assertEqual(1, self.log.output.count('keeping the last known'))
+        self.assertIn('cannot read the compute hosts from Nova',
+                      self.log.output)
         self.nova.down = False
         self.now += REFRESH_S
         directory.verify('cmp-1', 'vm1')
@@ -243,6 +262,38 @@ class TestRefresh(DirectoryTestCase):
         self.assertEqual(['cmp-1'], self.nova.listed)
         directory.verify('cmp-1', 'spoof-a')    # unverified: retried
         self.assertEqual(['cmp-1', 'cmp-1'], self.nova.listed)
+
+    def test_an_invented_host_name_costs_nova_no_listing(self):
+        directory = self.directory()
+        directory.verify('cmp-1', 'vm1')
+        for host in ('fake-1', 'fake-2', 'fake-3'):
+            verdict, placement = directory.verify(host, 'vm1')
+            self.assertEqual((instances.ELSEWHERE, 'cmp-1'),
+                             (verdict, placement.host))
+        self.assertEqual(['cmp-1'], self.nova.listed)
+        self.assertEqual(1, self.nova.services_listed)
+        self.now += RETRY_S           # a host added to Nova since?
+        directory.verify('fake-4', 'vm1')
+        self.assertEqual(2, self.nova.services_listed)
+        self.assertEqual(['cmp-1'], self.nova.listed)
+
+    def test_a_new_compute_host_is_listed_once_nova_knows_it(self):
+        directory = self.directory()
+        directory.verify('cmp-1', 'vm1')
+        self.nova.hosts.append('cmp-new')
+        self.nova.by_uuid['vm4'] = FakeServer('vm4', 'cmp-new', GOLD_SPECS)
+        self.now += RETRY_S
+        self.assertEqual(instances.VERIFIED,
+                         directory.verify('cmp-new', 'vm4')[0])
+
+    def test_credentials_without_the_host_attribute_are_named(self):
+        delattr(self.nova.by_uuid['vm1'], instances.HOST_ATTR)
+        self.nova.list = lambda detailed, search_opts: [
+            self.nova.by_uuid['vm1']]
+        directory = self.directory()
+        self.assertEqual(instances.UNKNOWN,
+                         directory.verify('cmp-1', 'vm1')[0])
+        self.assertIn('need the admin role', self.log.output)
 
     def test_an_instance_gone_from_its_host_is_forgotten(self):
         directory = self.directory()
@@ -273,6 +324,7 @@ class TestRefresh(DirectoryTestCase):
         self.assertEqual({}, rounds[0].by_host)   # nothing verified yet
         self.nova.gate.set()
         executor.shutdown(wait=True)              # the listings are done
+        directory.executor = futurist.SynchronousExecutor()
         self.now += 2.0
         round_ = self.round(the_core, test_core.report('cmp-1',
                                                        sample('vm1')))
