@@ -130,15 +130,17 @@ class Directory:
         self.retry_s = retry_s
         self.clock = clock
         self.executor = executor or default_executor()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()         # the cache: never held for I/O
+        self._worker_lock = threading.Lock()  # the workers' own state
         self._placements = {}     # uuid -> Placement
+        self._host_uuids = {}     # host -> uuids of its last listing
         self._hosts = None        # Nova's compute hosts, once listed
         self._listed_at = {}      # host or COMPUTE_HOSTS -> last attempt
         self._in_flight = set()   # hosts (or COMPUTE_HOSTS) being listed
         self._tiers = {}
         self._tiers_at = None
         self._nova_down = False
-        self._warned = set()      # (uuid, message) already logged
+        self._warned = set()      # warnings logged already
 
     # -- the core's side: cache reads only ----------------------------
 
@@ -228,10 +230,12 @@ class Directory:
             listed[uuid] = Placement(host, guarantee_of(
                 uuid, getattr(server, 'flavor', None), tiers, self._warn))
         with self._lock:
-            for uuid in [u for u, p in self._placements.items()
-                         if p.host == host and u not in listed]:
-                del self._placements[uuid]
+            for uuid in self._host_uuids.get(host, frozenset()) - set(listed):
+                placement = self._placements.get(uuid)
+                if placement is not None and placement.host == host:
+                    del self._placements[uuid]   # gone, or moved unseen
             self._placements.update(listed)
+            self._host_uuids[host] = frozenset(listed)
         if servers and not any(hasattr(server, HOST_ATTR)
                                for server in servers):
             self._warn('Nova gives no %s: the [nova] credentials need the '
@@ -239,14 +243,16 @@ class Directory:
                        % HOST_ATTR)
 
     def _nova_answered(self):
-        if self._nova_down:
-            self._nova_down = False
+        with self._worker_lock:
+            was_down, self._nova_down = self._nova_down, False
+        if was_down:
             LOG.info('Nova answers again: instance placements are '
                      'refreshed')
 
     def _nova_failed(self, what, exc):
-        if not self._nova_down:
-            self._nova_down = True
+        with self._worker_lock:
+            was_down, self._nova_down = self._nova_down, True
+        if not was_down:
             LOG.warning('cannot read %s from Nova (%s); keeping the last '
                         'known placements and guarantees', what,
                         str(exc).splitlines()[0] if str(exc) else
@@ -255,22 +261,29 @@ class Directory:
             LOG.debug('reading %s failed: %s', what, exc)
 
     def _known_tiers(self):
-        now = self.clock()
-        if self.engine is None or (self._tiers_at is not None
-                                   and now - self._tiers_at < self.refresh_s):
+        """The tiers, read again once ``refresh_s`` old (one worker
+        reads; the others wait for it, never the decision round)."""
+        with self._worker_lock:
+            now = self.clock()
+            if self.engine is None or (
+                    self._tiers_at is not None
+                    and now - self._tiers_at < self.refresh_s):
+                return self._tiers
+            self._tiers_at = now
+            try:
+                self._tiers = api.list_tiers(self.engine)
+            except Exception as exc:
+                LOG.warning('tiers: database unreachable (%s); using the '
+                            'last %d known', str(exc).splitlines()[0],
+                            len(self._tiers))
             return self._tiers
-        self._tiers_at = now
-        try:
-            self._tiers = api.list_tiers(self.engine)
-        except Exception as exc:
-            LOG.warning('tiers: database unreachable (%s); using the last '
-                        '%d known', str(exc).splitlines()[0],
-                        len(self._tiers))
-        return self._tiers
 
     def _warn(self, message):
-        if message not in self._warned:
+        """Log ``message`` once for the life of the conductor."""
+        with self._worker_lock:
+            first = message not in self._warned
             self._warned.add(message)
+        if first:
             LOG.warning('%s', message)
 
 

@@ -304,6 +304,21 @@ class TestRefresh(DirectoryTestCase):
         self.assertEqual((instances.UNKNOWN, None),
                          directory.verify('cmp-1', 'vm1'))
 
+    def test_an_instance_seen_on_two_hosts_then_gone(self):
+        directory = self.directory()
+        directory.verify('cmp-1', 'vm1')
+        self.nova.migrate('vm1', 'cmp-2')
+        directory.verify('cmp-2', 'vm1')          # cmp-2 claims it now
+        del self.nova.by_uuid['vm1']
+        self.now += REFRESH_S
+        directory.verify('cmp-2', 'vm2')          # cmp-2 forgets it
+        directory.verify('cmp-1', 'vm1')          # and so does cmp-1
+        self.assertEqual((instances.UNKNOWN, None),
+                         directory.verify('cmp-1', 'vm1'))
+        self.assertEqual(['cmp-1', 'cmp-2', 'cmp-2', 'cmp-1'],
+                         self.nova.listed)
+        self.assertNotIn('cannot read', self.log.output)
+
     def test_a_hung_nova_never_blocks_a_decision_round(self):
         self.nova.gate = threading.Event()
         executor = futurist.ThreadPoolExecutor(max_workers=2)
