@@ -53,6 +53,8 @@ def build_guarantees(conf, engine):
     if source == 'nova':
         try:
             client = instances.nova_client(conf)
+        except ValueError as exc:       # names the option already
+            raise CommandError(str(exc)) from None
         except Exception as exc:
             raise CommandError('[nova]: %s' % exc) from None
         return None, instances.Directory(

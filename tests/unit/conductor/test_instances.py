@@ -381,3 +381,39 @@ class TestTrustingModes(testtools.TestCase):
     def test_report_round_trip_is_unchanged(self):
         report = wire.report('cmp-1', 2.0, [sample('vm1')], {})
         self.assertEqual('cmp-1', wire.decode_report(report).host)
+
+
+class TestBuild(testtools.TestCase):
+    """What ``iothrottle-conductor`` builds for each guarantees mode."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+        self.tmp = self.useFixture(fixtures.TempDir())
+        self.conf = cfg.ConfigOpts()
+        iothrottle_conf.register_opts(self.conf)
+        self.conf([])
+
+    def test_file_mode_trusts_hosts_and_says_so(self):
+        from iothrottle.cmd import conductor as cmd_conductor
+        tiers = self.tmp.join('tiers.yaml')
+        with open(tiers, 'w') as f:
+            f.write('tiers: {gold: {min_iops: 10}}\n'
+                    'flavors: {m1.gold: gold}\n')
+        self.conf.set_override('guarantees', 'file', 'conductor')
+        self.conf.set_override('tiers_file', tiers, 'conductor')
+        resolver, directory = cmd_conductor.build_guarantees(self.conf, None)
+        self.assertIsNone(directory)
+        self.assertTrue(resolver.covers('m1.gold'))
+        self.assertIn('guarantees = file: every compute host is trusted',
+                      self.log.output)
+
+    def test_nova_mode_refuses_an_old_microversion(self):
+        from iothrottle.cmd import conductor as cmd_conductor
+        self.conf.set_override('api_version', '2.46', 'nova')
+        exc = self.assertRaises(cmd_conductor.CommandError,
+                                cmd_conductor.build_guarantees, self.conf,
+                                None)
+        self.assertEqual("[nova] api_version: 2.46 is below 2.47, the first "
+                         "that gives a server's flavor extra specs",
+                         str(exc))
