@@ -243,7 +243,8 @@ class Core:
             self._placements[sample.disk_id] = placement
             return True
         key = (host, sample.instance_uuid)
-        if now_s - self._warned_at.get(key, -WARN_EVERY_S) >= WARN_EVERY_S:
+        if (key not in self._warned_at
+                or now_s - self._warned_at[key] >= WARN_EVERY_S):
             self._warned_at = {k: t for k, t in self._warned_at.items()
                                if now_s - t < WARN_EVERY_S}
             self._warned_at[key] = now_s
