@@ -2,9 +2,10 @@
 compute hosts (see :mod:`iothrottle.conductor`).
 
 Listens on the RPC topic ``iothrottle-conductor`` of ``[DEFAULT]
-transport_url``; guarantees come from ``[conductor] guarantees`` (Nova
-flavor extra specs with database tiers, the database alone, or a tiers
-file); decisions and learned capacities go to ``[database]
+transport_url``; guarantees come from ``[conductor] guarantees`` (Nova's
+record of each instance, its host and its flavor's extra specs, with
+database tiers; or, trusting every compute host, the database alone or
+a tiers file); decisions and learned capacities go to ``[database]
 connection``.  Bad input ends the command with one line on stderr and a
 non-zero exit code.  Native threads only: no eventlet.
 """
@@ -38,25 +39,41 @@ def build_conf(argv):
 
 
 def build_guarantees(conf, engine):
+    """``(guarantees, instances)`` for the core: with ``guarantees =
+    nova`` an instance directory over Nova (and no flavor resolver);
+    otherwise a flavor-name resolver and no directory (every reporting
+    host trusted: warned at start)."""
+    from oslo_log import log as logging
+
     from iothrottle.conductor import guarantees
+    from iothrottle.conductor import instances
     from iothrottle import tiers as tiers_mod
     source = conf.conductor.guarantees
     refresh_s = conf.conductor.flavor_refresh_s
+    if source == 'nova':
+        try:
+            client = instances.nova_client(conf)
+        except ValueError as exc:       # names the option already
+            raise CommandError(str(exc)) from None
+        except Exception as exc:
+            raise CommandError('[nova]: %s' % exc) from None
+        return None, instances.Directory(
+            client, engine, refresh_s=conf.nova.instance_refresh_s,
+            retry_s=conf.nova.instance_retry_s)
+    logging.getLogger(__name__).warning(
+        '[conductor] guarantees = %s: every compute host is trusted for '
+        'the disks it reports and guarantees follow the reported flavor '
+        'name; for testbeds and standalone use only (see '
+        'doc/security.rst)', source)
     if source == 'file':
         try:
             tiers = tiers_mod.load_tiers(conf.conductor.tiers_file)
         except tiers_mod.TiersError as exc:
             raise CommandError(str(exc)) from None
         fetch = guarantees.file_fetch(tiers)
-    elif source == 'db':
-        fetch = guarantees.db_fetch(engine)
     else:
-        try:
-            client = guarantees.nova_client(conf)
-        except Exception as exc:
-            raise CommandError('[nova]: %s' % exc) from None
-        fetch = guarantees.NovaFetch(client, engine, refresh_s=refresh_s)
-    return guarantees.Resolver(fetch, refresh_s=refresh_s)
+        fetch = guarantees.db_fetch(engine)
+    return guarantees.Resolver(fetch, refresh_s=refresh_s), None
 
 
 def build(conf):
@@ -86,11 +103,13 @@ def build(conf):
                    capacity.max_bytes_sec)
     service.load_capacities(store, capacities)
     interval_s = conf.controller.interval_s
+    resolver, directory = build_guarantees(conf, engine)
     the_core = core.Core(
-        policy, build_guarantees(conf, engine), capacities,
+        policy, resolver, capacities,
         core.DomainMap(aliases), interval_s=interval_s,
         wait_s=conf.conductor.report_wait_fraction * interval_s,
-        host_timeout_s=conf.conductor.host_timeout_intervals * interval_s)
+        host_timeout_s=conf.conductor.host_timeout_intervals * interval_s,
+        instances=directory)
     transport = rpc_api.get_transport(conf)
     conductor = service.Conductor(the_core, rpc_api.ComputeAPI(transport),
                                   store, conf.controller.policy)

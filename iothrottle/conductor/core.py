@@ -9,6 +9,12 @@ once per domain with that domain's state.  The decisions come back
 grouped by the host that owns the disk.  No clock, no I/O: the shell
 passes the time in and does the messaging and the database.
 
+With Nova's record of instances (:mod:`iothrottle.conductor.instances`)
+a disk counts only when Nova places its instance on the reporting host,
+and its guarantee is the one of the instance's own flavor as Nova
+recorded it; an unverified disk is left out of its domain entirely (a
+spoofed sample must not get a real VM capped).
+
 A round is *due* when every host heard from recently has reported since
 the last round, or when the first of the new reports has waited
 ``wait_s`` (a slow or lost host does not hold the others back).
@@ -19,6 +25,10 @@ import dataclasses
 
 from iothrottle.controller import domain as domain_mod
 from iothrottle.controller import model
+
+# Seconds between two warnings about the same host reporting the same
+# instance that Nova does not place on it: one line, not one per round.
+WARN_EVERY_S = 300.0
 
 
 def parse_aliases(entries):
@@ -109,13 +119,23 @@ class Core:
 
     ``guarantees`` has ``covers(flavor)`` and ``guarantee_for(flavor)``;
     ``capacities`` is a :class:`Capacities`; ``policy`` a controller
-    policy.
+    policy.  ``instances`` (an
+    :class:`iothrottle.conductor.instances.Directory`, or None) is Nova's
+    record of instances: with it a disk is accepted only from the host
+    Nova says runs its instance and gets that instance's guarantee
+    (``guarantees`` is then unused); without it (testbeds, standalone)
+    every reporting host is trusted and the reported flavor name gives
+    the guarantee.
     """
 
     def __init__(self, policy, guarantees, capacities, domain_map=None,
-                 interval_s=5.0, wait_s=None, host_timeout_s=None):
+                 interval_s=5.0, wait_s=None, host_timeout_s=None,
+                 instances=None):
         self.policy = policy
         self.guarantees = guarantees
+        self.instances = instances
+        self._placements = {}   # disk_id -> Placement, this round
+        self._warned_at = {}    # (host, uuid) -> last warning, now_s
         self.capacities = capacities
         self.domain_map = domain_map or DomainMap()
         self.interval_s = interval_s
@@ -162,6 +182,7 @@ class Core:
         pending, self._pending = self._pending, {}
         errors = []
         owners, caps = {}, {}
+        self._placements = {}
         by_domain_samples = collections.defaultdict(list)
         for host in sorted(pending):
             report = pending[host][0]
@@ -170,6 +191,8 @@ class Core:
                 if domain != sample.storage_domain:
                     sample = dataclasses.replace(sample,
                                                  storage_domain=domain)
+                if not self._accepted(host, sample, now_s, errors):
+                    continue
                 if sample.disk_id in owners:
                     errors.append('%s reported by %s and %s; %s ignored'
                                   % (sample.disk_id, owners[sample.disk_id],
@@ -209,7 +232,32 @@ class Core:
         errors.extend(result.errors)
         return list(result.decided)
 
+    def _accepted(self, host, sample, now_s, errors):
+        """Whether Nova places ``sample``'s instance on ``host`` (always
+        without a directory); a refusal is one warning per WARN_EVERY_S
+        and (host, instance)."""
+        if self.instances is None:
+            return True
+        _, placement = self.instances.verify(host, sample.instance_uuid)
+        if placement is not None and placement.host == host:
+            self._placements[sample.disk_id] = placement
+            return True
+        key = (host, sample.instance_uuid)
+        if (key not in self._warned_at
+                or now_s - self._warned_at[key] >= WARN_EVERY_S):
+            self._warned_at = {k: t for k, t in self._warned_at.items()
+                               if now_s - t < WARN_EVERY_S}
+            self._warned_at[key] = now_s
+            errors.append(
+                '%s reported by %s ignored: Nova places instance %s on %s'
+                % (sample.disk_id, host, sample.instance_uuid,
+                   placement.host if placement else 'no host known yet'))
+        return False
+
     def _guarantee(self, sample, errors):
+        if self.instances is not None:
+            placement = self._placements.get(sample.disk_id)
+            return placement.guarantee if placement else model.NO_GUARANTEE
         try:
             if self.guarantees.covers(sample.flavor):
                 return self.guarantees.guarantee_for(sample.flavor)

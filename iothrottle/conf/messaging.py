@@ -42,21 +42,27 @@ CONDUCTOR_GROUP = cfg.OptGroup(
 CONDUCTOR_OPTS = [
     cfg.StrOpt('guarantees',
                default='nova',
-               choices=[('nova', 'flavor extra specs read from Nova, tiers '
-                                 'from the database'),
+               choices=[('nova', 'each instance\'s host and flavor extra '
+                                 'specs as Nova records them, tiers from '
+                                 'the database'),
                         ('db', 'the database only: cached flavors, and a '
-                               'flavor named like a tier gets that tier'),
-                        ('file', 'the tiers file [conductor] tiers_file')],
-               help='Where instances\' guarantees come from.'),
+                               'flavor named like a tier gets that tier; '
+                               'trusts every compute host'),
+                        ('file', 'the tiers file [conductor] tiers_file; '
+                                 'trusts every compute host')],
+               help='Where instances\' guarantees come from. Only nova '
+                    'checks that a disk comes from the host running its '
+                    'instance; db and file are for testbeds and '
+                    'standalone use (see doc/security.rst).'),
     cfg.StrOpt('tiers_file',
                default='/etc/iothrottle/tiers.yaml',
                help='Guarantees file used when guarantees = file (the '
                     'format of the standalone agent\'s tiers file).'),
     cfg.FloatOpt('flavor_refresh_s',
                  default=300.0, min=1.0,
-                 help='A flavor\'s guarantee is read again from Nova (or '
-                      'the database) once its cached value is this old. '
-                      'Seconds.'),
+                 help='With guarantees = db or file, a flavor\'s guarantee '
+                      'is read again once its cached value is this old '
+                      '(nova: [nova] instance_refresh_s). Seconds.'),
     cfg.MultiStrOpt('domain_alias',
                     default=[],
                     help='"<reported key>=<storage domain>": disks whose '

@@ -185,28 +185,6 @@ class TestCapacities(testtools.TestCase):
         self.assertEqual(CAPACITY, caps.capacity_of('l'))
 
 
-class FakeFlavor:
-    def __init__(self, id_, name, specs):
-        self.id, self.name, self._specs = id_, name, specs
-
-    def get_keys(self):
-        return dict(self._specs)
-
-
-class FakeNova:
-    def __init__(self, flavors):
-        self.flavors = self
-        self._flavors = flavors
-        self.calls = 0
-        self.down = False
-
-    def list(self, is_public=True):
-        self.calls += 1
-        if self.down:
-            raise ConnectionError('nova is down')
-        return list(self._flavors)
-
-
 class TestResolver(testtools.TestCase):
 
     def setUp(self):
@@ -254,26 +232,6 @@ class TestResolver(testtools.TestCase):
         self.now = 5.0
         self.assertEqual(GOLD, r.guarantee_for('f'))
         self.assertIn('keeping the last one', self.log.output)
-
-    def test_nova_extra_specs_with_tiers(self):
-        nova = FakeNova([
-            FakeFlavor('1', 'm1.gold', {'iothrottle:tier': 'gold',
-                                        'iothrottle:min_iops': '40'}),
-            FakeFlavor('2', 'm1.bad', {'iothrottle:min_iops': 'abc'}),
-            FakeFlavor('3', 'm1.plain', {'hw:cpu_policy': 'shared'}),
-            FakeFlavor('4', 'm1.ghost', {'iothrottle:tier': 'nope'})])
-        fetch = guarantees.NovaFetch(nova, refresh_s=60.0, clock=self.clock)
-        fetch._tiers = {'gold': GOLD}
-        r = guarantees.Resolver(fetch, clock=self.clock)
-        g = r.guarantee_for('m1.gold')
-        self.assertEqual((40.0, 'gold'), (g.min_iops, g.tier))
-        self.assertEqual(model.NO_GUARANTEE, r.guarantee_for('m1.bad'))
-        self.assertIn('iothrottle:min_iops', self.log.output)
-        self.assertFalse(r.covers('m1.plain'))
-        self.assertEqual(model.NO_GUARANTEE, r.guarantee_for('m1.ghost'))
-        self.assertIn("unknown tier 'nope'", self.log.output)
-        self.assertFalse(r.covers('m1.unknown'))
-        self.assertEqual(1, nova.calls)   # one flavor list, refreshed later
 
     def test_file_fetch(self):
         from iothrottle import tiers as tiers_mod
