@@ -64,7 +64,10 @@ class Agent:
         self.capacities = capacities
         self.clock = clock
         self.balloon = balloon
-        self.leases = leases_mod.LeaseTable()
+        max_lease_s = conf.agent.max_lease_s
+        self.leases = leases_mod.LeaseTable(
+            min_lease_s=min(conf.controller.interval_s, max_lease_s),
+            max_lease_s=max_lease_s)
         self._states = {}
         self._warned = set()
         # Conductor mode: decisions arrive on an RPC thread while the

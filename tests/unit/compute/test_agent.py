@@ -339,3 +339,25 @@ class TestRun(AgentTestCase):
         self.assertEqual(3, len(reports))
         self.assertEqual(0, len(self.agent.leases))
         self.assertEqual('restore', self.actuator.calls[-1][0])
+
+
+class TestLeaseBounds(AgentTestCase):
+
+    def test_nan_lease_rejected_in_one_line_naming_the_disk(self):
+        errors = self.agent.apply_decisions(
+            [(_cap('a', 40, lease_s=float('nan')), model.NO_GUARANTEE)],
+            now_s=1.0)
+        self.assertEqual(1, len(errors))
+        self.assertIn('a/vda', errors[0])
+        self.assertNotIn('\n', errors[0])
+        self.assertEqual({}, self.agent.leases.caps())
+        self.assertEqual([], self.actuator.calls)
+
+    def test_absurd_lease_clamped_to_max_lease_s(self):
+        self.assertEqual((), self.agent.apply_decisions(
+            [(_cap('a', 40, lease_s=1e12), model.NO_GUARANTEE)], now_s=1.0))
+        lease = self.agent.leases.get('a/vda')
+        self.assertEqual(1.0 + self.conf.agent.max_lease_s,
+                         lease.expires_at_s)
+        self.agent.step(1.0 + self.conf.agent.max_lease_s)
+        self.assertNotIn('a/vda', self.agent.leases)
