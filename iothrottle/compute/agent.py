@@ -6,6 +6,13 @@ do with each domain, applies the answer as leased live caps, and lifts
 the caps whose lease ran out.  A failing domain, disk or policy call is
 logged and skipped; it never stops the others or the loop.
 
+A decision is applied only to a disk of a running domain that this
+agent's latest collection found (its own, see ``[agent] owned_domains``):
+the bus may carry decisions for disks this host does not run, and the
+agent is no party to them.  A cap of 0 on both axes is refused (0 is
+"unlimited" to libvirt), and every lease is bounded (see
+:mod:`iothrottle.compute.leases`).
+
 The agent is driven by :meth:`Agent.step` (one interval, returns a
 :class:`StepReport`) so tests, benchmarks and demos can run it on their
 own clock; :meth:`Agent.run` paces it with ``time.monotonic()``.
@@ -70,6 +77,9 @@ class Agent:
             max_lease_s=max_lease_s)
         self._states = {}
         self._warned = set()
+        # Disk ids of the running domains this agent owns, as its latest
+        # collection found them: the only disks it takes decisions for.
+        self._own_disks = frozenset()
         # Conductor mode: decisions arrive on an RPC thread while the
         # loop thread collects and lifts expired leases.
         self._lock = threading.RLock()
@@ -80,6 +90,7 @@ class Agent:
         """Run one interval at ``now_s`` (default: the clock)."""
         now_s = self.clock() if now_s is None else now_s
         collection = self.collector.collect()
+        self._own_disks = own_disks(collection)
         errors = list(collection.errors)
         by_domain = collections.defaultdict(list)
         for sample in collection.samples:
@@ -120,6 +131,7 @@ class Agent:
         with self._lock:
             now_s = self.clock() if now_s is None else now_s
             collection = self.collector.collect()
+            self._own_disks = own_disks(collection)
             errors = list(collection.errors)
             expired = self._release_expired(now_s, errors)
             balloon = self._balloon_step(collection, now_s, errors)
@@ -181,6 +193,13 @@ class Agent:
 
     def _apply(self, decision, guarantee, now_s, errors):
         uuid, device = decision.instance_uuid, decision.device
+        if decision.disk_id not in self._own_disks:
+            message = ('%s of %s ignored: not a disk of a running domain '
+                       'this agent owns' % (decision.action,
+                                            decision.disk_id))
+            LOG.warning('%s', message)
+            errors.append(message)
+            return
         try:
             if decision.action == model.CAP:
                 self._cap(decision, guarantee, now_s)
@@ -199,6 +218,10 @@ class Agent:
     def _cap(self, decision, guarantee, now_s):
         if decision.cap is None:
             raise ValueError('cap decision without a cap')
+        if not decision.cap.iops and not decision.cap.bytes_sec:
+            # libvirt reads 0 as "no limit": such a "cap" would lift one.
+            raise ValueError('cap of 0 IOPS and 0 B/s refused: 0 means '
+                             'unlimited to libvirt')
         uuid, device = decision.instance_uuid, decision.device
         previous = self.leases.get(decision.disk_id)
         baseline = (previous.baseline if previous is not None
@@ -253,6 +276,7 @@ class Agent:
         Also takes the first collection, so the next step has samples.
         """
         collection = self.collector.collect()
+        self._own_disks = own_disks(collection)
         restored, errors = self.actuator.reconcile(
             collection.instances.values(), set(self.leases.caps()))
         for message in errors:
@@ -292,6 +316,16 @@ class Agent:
                     break
         finally:
             self.release_all()
+
+
+def own_disks(collection):
+    """Disk ids (``<uuid>/<device>``) of every disk in ``collection``:
+    those of the running domains it found, and those it sampled."""
+    disks = {'%s/%s' % (uuid, disk.device)
+             for uuid, instance in collection.instances.items()
+             for disk in instance.disks}
+    disks.update(sample.disk_id for sample in collection.samples)
+    return frozenset(disks)
 
 
 def next_tick(last_tick_s, interval_s, now_s):

@@ -343,6 +343,10 @@ class TestRun(AgentTestCase):
 
 class TestLeaseBounds(AgentTestCase):
 
+    def setUp(self):
+        super().setUp()
+        self.agent.observe(0.0)
+
     def test_nan_lease_rejected_in_one_line_naming_the_disk(self):
         errors = self.agent.apply_decisions(
             [(_cap('a', 40, lease_s=float('nan')), model.NO_GUARANTEE)],
@@ -361,3 +365,49 @@ class TestLeaseBounds(AgentTestCase):
                          lease.expires_at_s)
         self.agent.step(1.0 + self.conf.agent.max_lease_s)
         self.assertNotIn('a/vda', self.agent.leases)
+
+
+class TestOwnDisksOnly(AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.agent.observe(0.0)
+
+    def test_decision_for_a_disk_not_collected_is_rejected(self):
+        errors = self.agent.apply_decisions(
+            [(_cap('zz', 40), model.NO_GUARANTEE),
+             (_cap('a', 40), model.NO_GUARANTEE)], now_s=1.0)
+        self.assertEqual(1, len(errors))
+        self.assertIn('zz/vda', errors[0])
+        self.assertIn('not a disk of a running domain', errors[0])
+        self.assertEqual(['a/vda'], list(self.agent.leases.caps()))
+        self.assertEqual([('cap', 'a', model.Cap(40, 0))],
+                         self.actuator.calls)
+
+    def test_only_the_latest_collection_counts(self):
+        del self.collector.instances['b']
+        self.collector.samples = [_sample('a', SHARED)]
+        self.agent.observe(1.0)
+        errors = self.agent.apply_decisions(
+            [(_cap('b', 40), model.NO_GUARANTEE)], now_s=1.0)
+        self.assertIn('b/vda', errors[0])
+        self.assertEqual({}, self.agent.leases.caps())
+
+    def test_nothing_is_owned_before_the_first_collection(self):
+        agent = agent_mod.Agent(self.conf, self.collector, self.actuator,
+                                None, None, None)
+        self.assertEqual(1, len(agent.apply_decisions(
+            [(_cap('a', 40), model.NO_GUARANTEE)], now_s=1.0)))
+        self.assertEqual([], self.actuator.calls)
+
+    def test_zero_cap_on_both_axes_is_refused(self):
+        # Cap(0, 0) is "unlimited" to libvirt: as a cap it would lift one.
+        self.agent.apply_decisions([(_cap('a', 40), model.NO_GUARANTEE)],
+                                   now_s=1.0)
+        errors = self.agent.apply_decisions(
+            [(_cap('a', 0), model.NO_GUARANTEE)], now_s=2.0)
+        self.assertEqual(1, len(errors))
+        self.assertIn('a/vda', errors[0])
+        self.assertIn('0 means unlimited', errors[0])
+        self.assertEqual(model.Cap(40, 0), self.agent.leases.caps()['a/vda'])
+        self.assertEqual(1, len(self.actuator.calls))
