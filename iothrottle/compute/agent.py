@@ -127,19 +127,25 @@ class Agent:
         """One interval without deciding: collect, lift expired leases,
         run the balloon loop.  The report's ``decisions`` are empty; the
         samples go to the conductor, whose decisions come back through
-        :meth:`apply_decisions`."""
+        :meth:`apply_decisions`.
+
+        Only the lease bookkeeping holds the lock that
+        :meth:`apply_decisions` takes: the collection and the balloon
+        loop (guest agents, which may be slow) run outside it, so the
+        conductor's decisions never wait behind a slow guest.
+        """
+        now_s = self.clock() if now_s is None else now_s
+        collection = self.collector.collect()
+        errors = list(collection.errors)
         with self._lock:
-            now_s = self.clock() if now_s is None else now_s
-            collection = self.collector.collect()
             self._own_disks = own_disks(collection)
-            errors = list(collection.errors)
             expired = self._release_expired(now_s, errors)
-            balloon = self._balloon_step(collection, now_s, errors)
-            return StepReport(
-                now_s=now_s, samples=collection.samples, decisions=(),
-                caps=types.MappingProxyType(self.leases.caps()),
-                errors=tuple(errors), expired=expired,
-                collect_s=collection.duration_s, balloon=balloon)
+            caps = types.MappingProxyType(self.leases.caps())
+        balloon = self._balloon_step(collection, now_s, errors)
+        return StepReport(
+            now_s=now_s, samples=collection.samples, decisions=(),
+            caps=caps, errors=tuple(errors), expired=expired,
+            collect_s=collection.duration_s, balloon=balloon)
 
     def apply_decisions(self, decisions, now_s=None):
         """Apply ``(Decision, Guarantee)`` pairs decided elsewhere (the

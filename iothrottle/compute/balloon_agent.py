@@ -10,7 +10,8 @@ balloon policy decide and applies the targets live with
 ``setMemoryFlags(KiB, VIR_DOMAIN_AFFECT_LIVE)``.
 
 A guest without a usable report (no agent, agent refuses ``guest-exec``,
-malformed or implausible counters, a report too soon after the last) is
+malformed or implausible counters, a report too soon after the last, no
+answer within ``GUEST_BUDGET_S``) is
 a ``host-estimate`` guest that interval: its read rate is its disk read
 rate as the host sees it, its utilization unknown, so ``cams`` neither
 takes from it nor gives to it except to keep floors (see the essay of
@@ -37,9 +38,10 @@ NAMESPACE = 'iothrottle.balloon_policies'
 # fraction of the interval after the last (a step called too often) is
 # dropped rather than giving a rate over a tiny, noisy window.
 MIN_REPORT_FRACTION = 0.5
-# Seconds the guest agent gets to answer; a hung agent must not stall
-# the I/O loop.
-AGENT_TIMEOUT_S = 2
+# Seconds one guest's agent gets per balloon step for all its commands
+# and polls together (guest_agent.run; at most one second more): a slow
+# or hung guest must not stall the loop for its neighbours.
+GUEST_BUDGET_S = 2.0
 # Below this a target is not worth a balloon request.
 MIN_CHANGE_MB = 1.0
 
@@ -104,8 +106,15 @@ class BalloonAgent:
         present = list(collection.snapshot.domains)
         for uuid, dom_counters in collection.snapshot.domains.items():
             instance = collection.instances.get(uuid)
-            guest, est = self._guest(uuid, dom_counters, instance,
-                                     read_iops.get(uuid, 0.0), now_s)
+            try:
+                guest, est = self._guest(uuid, dom_counters, instance,
+                                         read_iops.get(uuid, 0.0), now_s)
+            except Exception as exc:
+                # One guest's failure skips that guest, never the step.
+                self._counters.pop(uuid, None)
+                self._log_once((uuid, 'guest'), 'balloon: guest %s '
+                               'skipped: %s' % (uuid, exc))
+                continue
             if guest is not None:
                 guests.append(guest)
             if est is not None:
@@ -191,8 +200,10 @@ class BalloonAgent:
         try:
             text = self.reporter(uuid)
             counters = estimator.validate(text, now_s)
-        except (guest_agent.GuestAgentError, estimator.ReportError,
-                libvirt.libvirtError) as exc:
+        except Exception as exc:
+            # Whatever an untrusted guest (or its parser) does, only its
+            # own report is lost: GuestAgentError, ReportError and
+            # libvirtError are the expected ones.
             self._counters.pop(uuid, None)
             self._log_once((uuid, 'report'), 'no cache report from %s '
                            '(%s): %s; using the host-only estimate'
@@ -213,7 +224,7 @@ class BalloonAgent:
 
     def _agent_report(self, uuid):
         dom = self.conn.lookupByUUIDString(uuid)
-        return guest_agent.run(dom, estimator.REPORT_ARGV, AGENT_TIMEOUT_S)
+        return guest_agent.run(dom, estimator.REPORT_ARGV, GUEST_BUDGET_S)
 
     def _log_once(self, key, message):
         if key not in self._logged:

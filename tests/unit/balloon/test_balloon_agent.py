@@ -144,3 +144,16 @@ class TestBalloonAgent(testtools.TestCase):
         # Sent, then held 2 x 2, 2 x 4, 2 x 8, ... intervals.
         self.assertLess(len(sent), n / 4)
         self.assertGreater(len(sent), 1)
+
+    def test_one_broken_guest_does_not_stop_the_others(self):
+        # Before the fix a KeyError from one guest's reply (guest-exec
+        # without a pid) left the balloon step for every guest.
+        a, conn = self.agent({'vm1': [KeyError('pid')] * 3,
+                              'vm2': [hits(0), hits(100), hits(200)]})
+        col = collection({'vm1': 384 * 1024, 'vm2': 384 * 1024})
+        for t in range(3):
+            report = a.step(col, 2.0 * t)
+        sources = {g.instance_uuid: g.source for g in report.guests}
+        self.assertEqual({'vm1': 'host-estimate', 'vm2': 'guest-agent'},
+                         sources)
+        self.assertIn('vm2', report.estimates)

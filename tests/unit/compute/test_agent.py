@@ -411,3 +411,38 @@ class TestOwnDisksOnly(AgentTestCase):
         self.assertIn('0 means unlimited', errors[0])
         self.assertEqual(model.Cap(40, 0), self.agent.leases.caps()['a/vda'])
         self.assertEqual(1, len(self.actuator.calls))
+
+
+class SlowBalloon:
+    """A balloon step that waits until the test lets it go."""
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.go = threading.Event()
+
+    def maybe_step(self, collection, now_s):
+        self.entered.set()
+        self.go.wait(30)
+
+
+class TestSlowGuestDoesNotBlockDecisions(AgentTestCase):
+
+    def test_decisions_apply_while_the_balloon_step_waits(self):
+        # Before the fix observe() held the agent lock across the balloon
+        # step, so a slow guest agent held back the conductor's decisions.
+        self.agent.observe(0.0)
+        balloon = SlowBalloon()
+        self.addCleanup(balloon.go.set)
+        self.agent.balloon = balloon
+        observer = threading.Thread(target=self.agent.observe, args=(1.0,))
+        observer.start()
+        self.addCleanup(observer.join, 30)
+        self.assertTrue(balloon.entered.wait(30))
+        applier = threading.Thread(target=self.agent.apply_decisions, args=(
+            [(_cap('a', 40), model.NO_GUARANTEE)], 1.0))
+        applier.start()
+        applier.join(10)
+        self.assertFalse(applier.is_alive())
+        self.assertIn('a/vda', self.agent.leases)
+        balloon.go.set()
+        applier.join(30)
