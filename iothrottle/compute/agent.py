@@ -80,6 +80,9 @@ class Agent:
         # Disk ids of the running domains this agent owns, as its latest
         # collection found them: the only disks it takes decisions for.
         self._own_disks = frozenset()
+        # uuid -> libvirt domain id when last seen: a new id is a new
+        # QEMU process (restart, resize, migration back).
+        self._identities = {}
         # Conductor mode: decisions arrive on an RPC thread while the
         # loop thread collects and lifts expired leases.
         self._lock = threading.RLock()
@@ -90,8 +93,9 @@ class Agent:
         """Run one interval at ``now_s`` (default: the clock)."""
         now_s = self.clock() if now_s is None else now_s
         collection = self.collector.collect()
-        self._own_disks = own_disks(collection)
         errors = list(collection.errors)
+        with self._lock:
+            self._track(collection, errors)
         by_domain = collections.defaultdict(list)
         for sample in collection.samples:
             by_domain[sample.storage_domain].append(sample)
@@ -138,7 +142,7 @@ class Agent:
         collection = self.collector.collect()
         errors = list(collection.errors)
         with self._lock:
-            self._own_disks = own_disks(collection)
+            self._track(collection, errors)
             expired = self._release_expired(now_s, errors)
             caps = types.MappingProxyType(self.leases.caps())
         balloon = self._balloon_step(collection, now_s, errors)
@@ -279,15 +283,58 @@ class Agent:
     def reconcile(self):
         """Undo caps a previous run left; returns the restored disk ids.
 
-        Also takes the first collection, so the next step has samples.
+        Also takes the first collection, so the next step has samples
+        and the agent knows its disks.
         """
         collection = self.collector.collect()
+        errors = list(collection.errors)
+        with self._lock:
+            return self._track(collection, errors)
+
+    def _track(self, collection, errors):
+        """Take in a new collection (under the lock); returns the disk ids
+        of leftover caps it restored.
+
+        Its disks become the ones decisions may touch.  A domain seen for
+        the first time, or under a new domain id (restarted, resized,
+        migrated back: a new QEMU process, started without the cap), has
+        its leases dropped without a restore, as the cap went with the old
+        process, and is reconciled: a cap it carries that no lease of
+        this agent explains (a previous run's, or one a live migration
+        brought along) is lifted back to the baseline its record or
+        persistent config gives.  The next decision caps it afresh.
+        """
         self._own_disks = own_disks(collection)
-        restored, errors = self.actuator.reconcile(
-            collection.instances.values(), set(self.leases.caps()))
-        for message in errors:
+        arrived = []
+        for uuid, instance in collection.instances.items():
+            domain_id = instance.domain_id
+            if uuid in self._identities:
+                if self._identities[uuid] == domain_id:
+                    continue
+                self._drop_leases(uuid, domain_id)
+            self._identities[uuid] = domain_id
+            arrived.append(instance)
+        leased_uuids = {lease.disk_id.split('/', 1)[0]
+                        for lease in self.leases.leases()}
+        for uuid in set(self._identities) - set(collection.instances):
+            if uuid not in leased_uuids:
+                del self._identities[uuid]
+        if not arrived:
+            return ()
+        restored, messages = self.actuator.reconcile(
+            arrived, set(self.leases.caps()))
+        for message in messages:
             LOG.warning('%s', message)
+        errors.extend(messages)
         return tuple(restored)
+
+    def _drop_leases(self, uuid, domain_id):
+        for lease in self.leases.leases():
+            if lease.disk_id.split('/', 1)[0] == uuid:
+                self.leases.release(lease.disk_id)
+                LOG.info('%s runs as a new domain (id %s): its cap went '
+                         'with the old one, the lease is dropped',
+                         lease.disk_id, domain_id)
 
     def release_all(self):
         """Restore every leased disk (on shutdown); returns errors."""

@@ -4,6 +4,7 @@ The collector, actuator and policy are tiny hand-written fakes; the time
 is passed in, so nothing sleeps.
 """
 
+import dataclasses
 import threading
 import types
 
@@ -446,3 +447,51 @@ class TestSlowGuestDoesNotBlockDecisions(AgentTestCase):
         self.assertIn('a/vda', self.agent.leases)
         balloon.go.set()
         applier.join(30)
+
+
+class TestNewDomainIdentity(AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.collector.instances['a'] = dataclasses.replace(
+            self.collector.instances['a'], domain_id=1)
+        self.actuator.persistent[('a', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.agent.observe(0.0)
+
+    def restart(self, uuid, domain_id):
+        self.collector.instances[uuid] = dataclasses.replace(
+            self.collector.instances[uuid], domain_id=domain_id)
+
+    def test_a_resized_domain_is_capped_afresh_on_its_new_baseline(self):
+        # Before the fix the lease outlived the restart: the renewal of
+        # the same cap was skipped (no cap on the new process) and the
+        # old flavor's baseline was restored at expiry.
+        cap = [(_cap('a', 40), model.NO_GUARANTEE)]
+        self.agent.apply_decisions(cap, now_s=0.0)
+        self.restart('a', 2)
+        resized = iotune.IoTune(total_iops_sec=500)
+        self.actuator.persistent[('a', 'vda')] = resized
+        self.actuator.live[('a', 'vda')] = resized
+        self.agent.observe(1.0)
+        self.assertNotIn('a/vda', self.agent.leases)
+        self.assertEqual((), self.agent.apply_decisions(cap, now_s=1.0))
+        self.assertEqual([('cap', 'a', model.Cap(40, 0))] * 2,
+                         self.actuator.calls)
+        self.assertEqual(resized, self.agent.leases.get('a/vda').baseline)
+
+    def test_same_identity_keeps_the_lease(self):
+        self.agent.apply_decisions([(_cap('a', 40), model.NO_GUARANTEE)],
+                                   now_s=0.0)
+        self.agent.observe(1.0)
+        self.assertIn('a/vda', self.agent.leases)
+
+    def test_a_domain_arriving_capped_is_restored(self):
+        # A migration brings a domain with the source's cap in force.
+        self.collector.instances['d'] = _instance('d', SHARED)
+        self.actuator.persistent[('d', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.actuator.live[('d', 'vda')] = iotune.IoTune(total_iops_sec=9)
+        self.agent.observe(1.0)
+        self.assertEqual(iotune.IoTune(total_iops_sec=250),
+                         self.actuator.live[('d', 'vda')])

@@ -38,7 +38,7 @@ class FakeCollector:
     def collect(self):
         instances = {u: types.SimpleNamespace(uuid=u, domain_name='d-' + u,
                                               name=u, flavor='m1.gold',
-                                              disks=())
+                                              disks=(), domain_id=1)
                      for u in self.uuids}
         return collector_mod.Collection(
             taken_at_s=0.0, snapshot=None, instances=instances,
@@ -59,6 +59,9 @@ class FakeActuator:
 
     def restore(self, uuid, device, baseline):
         self.caps.pop('%s/%s' % (uuid, device), None)
+
+    def reconcile(self, instances, leased):
+        return [], []
 
 
 def conf_with(**controller):
