@@ -233,10 +233,10 @@ class Agent:
             raise ValueError('cap of 0 IOPS and 0 B/s refused: 0 means '
                              'unlimited to libvirt')
         uuid, device = decision.instance_uuid, decision.device
+        lease_s = self._lease_s(decision)
         previous = self.leases.get(decision.disk_id)
         baseline = (previous.baseline if previous is not None
                     else self.actuator.baseline(uuid, device))
-        lease_s = decision.lease_s or self.conf.controller.lease_s
         lease = self.leases.grant(decision.disk_id, decision.cap, lease_s,
                                   now_s, baseline, guarantee)
         if previous is not None and previous.cap == lease.cap:
@@ -249,6 +249,20 @@ class Agent:
             else:
                 self.leases.release(decision.disk_id)
             raise
+
+    def _lease_s(self, decision):
+        """The decision's lease (0: ``[controller] lease_s``) within the
+        lease table's bounds; a clamped length is logged once."""
+        asked_s = decision.lease_s or self.conf.controller.lease_s
+        lease_s = leases_mod.bound_lease_s(
+            decision.disk_id, asked_s, self.leases.min_lease_s,
+            self.leases.max_lease_s)
+        if lease_s != asked_s and ('lease', asked_s) not in self._warned:
+            self._warned.add(('lease', asked_s))
+            LOG.warning('lease of %s s asked for %s held to %s s (bounds '
+                        '[controller] interval_s, [agent] max_lease_s)',
+                        asked_s, decision.disk_id, lease_s)
+        return lease_s
 
     def _restore(self, lease):
         """Put a leased disk's baseline back and forget the lease.

@@ -17,7 +17,8 @@ raise :class:`GuestAgentError` with a one-line reason, nothing else,
 whatever the bytes (property-tested).  A slow guest is bounded too:
 :func:`run` and :func:`read_file` take a ``budget_s`` for all their
 commands and polls together, so one guest costs its caller at most
-``budget_s`` plus one second (the agent's timeout is whole seconds).
+``budget_s`` plus a second (the agent's timeout is whole seconds; a file
+is closed with one more second whatever is left).
 """
 
 import base64

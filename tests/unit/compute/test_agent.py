@@ -364,6 +364,9 @@ class TestLeaseBounds(AgentTestCase):
         lease = self.agent.leases.get('a/vda')
         self.assertEqual(1.0 + self.conf.agent.max_lease_s,
                          lease.expires_at_s)
+        self.agent.apply_decisions(
+            [(_cap('a', 40, lease_s=1e12), model.NO_GUARANTEE)], now_s=1.0)
+        self.assertEqual(1, self.logger.output.count('held to 120.0 s'))
         self.agent.step(1.0 + self.conf.agent.max_lease_s)
         self.assertNotIn('a/vda', self.agent.leases)
 

@@ -28,7 +28,8 @@ class ScriptedGuest:
         self.now_s += self.answer_s
         reply = self.replies.pop(0) if len(self.replies) > 1 \
             else self.replies[0]
-        return reply if isinstance(reply, str) else json.dumps(reply)
+        return reply if isinstance(reply, (str, bytes)) \
+            else json.dumps(reply)
 
 
 def _ok(value):

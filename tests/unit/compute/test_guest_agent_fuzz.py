@@ -3,12 +3,14 @@ answers, the parser returns a value or raises GuestAgentError (one line),
 nothing else."""
 
 import json
+from unittest import mock
 
 import hypothesis
 from hypothesis import strategies as st
 import testtools
 
 from iothrottle.compute import guest_agent
+from tests.unit.compute import test_guest_agent
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats()
@@ -69,3 +71,24 @@ class TestParsers(testtools.TestCase):
     def test_file_handle(self, value):
         self.assertValueOrGuestAgentError(guest_agent.parse_file_handle,
                                           value)
+
+
+class TestCommandsEndToEnd(testtools.TestCase):
+    """run() and read_file() over any sequence of guest replies."""
+
+    @SETTINGS
+    @hypothesis.given(st.lists(REPLY, min_size=1, max_size=6))
+    def test_run_and_read_file(self, replies):
+        for call in (lambda: guest_agent.run(None, ['cat', '/proc/x'], 2,
+                                             clock=clock),
+                     lambda: guest_agent.read_file(None, '/proc/x', 4096, 2,
+                                                   clock=clock)):
+            guest = test_guest_agent.ScriptedGuest(replies, answer_s=0.3)
+            clock = guest.clock
+            with mock.patch.object(guest_agent, '_send', guest.send), \
+                    mock.patch.object(guest_agent, 'EXEC_POLL_S', 0.0):
+                try:
+                    self.assertIsInstance(call(), bytes)
+                except guest_agent.GuestAgentError as exc:
+                    self.assertNotIn('\n', str(exc))
+            self.assertLessEqual(guest.now_s, 2 + 1 + 0.3)
