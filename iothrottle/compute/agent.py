@@ -252,16 +252,19 @@ class Agent:
 
     def _lease_s(self, decision):
         """The decision's lease (0: ``[controller] lease_s``) within the
-        lease table's bounds; a clamped length is logged once."""
+        lease table's bounds; the first clamped length is a warning."""
         asked_s = decision.lease_s or self.conf.controller.lease_s
         lease_s = leases_mod.bound_lease_s(
             decision.disk_id, asked_s, self.leases.min_lease_s,
             self.leases.max_lease_s)
-        if lease_s != asked_s and ('lease', asked_s) not in self._warned:
-            self._warned.add(('lease', asked_s))
-            LOG.warning('lease of %s s asked for %s held to %s s (bounds '
-                        '[controller] interval_s, [agent] max_lease_s)',
-                        asked_s, decision.disk_id, lease_s)
+        if lease_s != asked_s:
+            # Once per agent at warning level: the sender chooses the
+            # numbers, and must not choose the size of the log.
+            log = LOG.debug if 'lease' in self._warned else LOG.warning
+            self._warned.add('lease')
+            log('lease of %s s asked for %s held to %s s (bounds: '
+                '[controller] interval_s, [agent] max_lease_s)',
+                asked_s, decision.disk_id, lease_s)
         return lease_s
 
     def _restore(self, lease):
