@@ -17,7 +17,9 @@ rate as the host sees it, its utilization unknown, so ``cams`` neither
 takes from it nor gives to it except to keep floors (see the essay of
 :mod:`iothrottle.balloon.cams`).  Each kind of failure is logged once per
 guest, not every interval.  A balloon the guest does not honour is left
-alone for a growing back-off (:mod:`iothrottle.balloon.watch`).
+alone for a growing back-off (:mod:`iothrottle.balloon.watch`); so is
+the agent of a guest too slow to answer within its budget
+(``QUIET_INTERVALS``).
 """
 
 import dataclasses
@@ -42,6 +44,12 @@ MIN_REPORT_FRACTION = 0.5
 # and polls together (guest_agent.run; at most one second more): a slow
 # or hung guest must not stall the loop for its neighbours.
 GUEST_BUDGET_S = 2.0
+# A guest whose agent did not answer within its budget is asked again
+# only this many balloon intervals later, doubled at each further timeout
+# up to MAX_QUIET_INTERVALS: a slow guest costs the loop its budget once
+# per quiet period, not every interval.
+QUIET_INTERVALS = 2
+MAX_QUIET_INTERVALS = 32
 # Below this a target is not worth a balloon request.
 MIN_CHANGE_MB = 1.0
 
@@ -82,6 +90,8 @@ class BalloonAgent:
         self.gate = estimator.ReportGate(
             conf.balloon.interval_s * MIN_REPORT_FRACTION)
         self._counters = {}
+        # uuid -> (asked again from this time on, quiet intervals next)
+        self._quiet = {}
         self._logged = set()
         self._last_step_s = None
 
@@ -122,6 +132,8 @@ class BalloonAgent:
         for uuid in set(self._counters) - set(present):
             del self._counters[uuid]
             self.gate.forget(uuid)
+        for uuid in set(self._quiet) - set(present):
+            del self._quiet[uuid]
         try:
             targets = tuple(self.policy.decide(tuple(guests)))
         except Exception as exc:
@@ -193,6 +205,9 @@ class BalloonAgent:
         return guest, est
 
     def _estimate(self, uuid, name, now_s):
+        quiet = self._quiet.get(uuid)
+        if quiet is not None and now_s < quiet[0]:
+            return None
         if not self.gate.admit(uuid, now_s):
             self._log_once((uuid, 'often'), 'report of %s (%s) dropped: '
                            'too soon after the last one' % (name, uuid))
@@ -205,10 +220,13 @@ class BalloonAgent:
             # own report is lost: GuestAgentError, ReportError and
             # libvirtError are the expected ones.
             self._counters.pop(uuid, None)
+            if isinstance(exc, guest_agent.GuestAgentTimeout):
+                self._keep_quiet(uuid, name, now_s)
             self._log_once((uuid, 'report'), 'no cache report from %s '
                            '(%s): %s; using the host-only estimate'
                            % (name, uuid, exc))
             return None
+        self._quiet.pop(uuid, None)
         previous = self._counters.get(uuid)
         self._counters[uuid] = counters
         if previous is None:
@@ -221,6 +239,15 @@ class BalloonAgent:
             return None
         self._logged.discard((uuid, 'report'))
         return est
+
+    def _keep_quiet(self, uuid, name, now_s):
+        """Ask the slow guest ``uuid`` nothing for a growing while."""
+        intervals = self._quiet.get(uuid, (None, QUIET_INTERVALS))[1]
+        self._quiet[uuid] = (
+            now_s + intervals * self.conf.balloon.interval_s,
+            min(2 * intervals, MAX_QUIET_INTERVALS))
+        LOG.debug('guest agent of %s (%s) is slow: asked again in %d '
+                  'intervals', name, uuid, intervals)
 
     def _agent_report(self, uuid):
         dom = self.conn.lookupByUUIDString(uuid)

@@ -43,6 +43,15 @@ class GuestAgentError(RuntimeError):
     pass
 
 
+class GuestAgentTimeout(GuestAgentError):
+    """The guest did not answer in time (its budget, or libvirt's)."""
+
+
+# libvirt's ways of saying the guest agent did not answer in time.
+_TIMEOUTS = (libvirt.VIR_ERR_AGENT_UNRESPONSIVE,
+             libvirt.VIR_ERR_OPERATION_TIMEOUT)
+
+
 def _send(dom, request_json, timeout_s):
     """The raw reply text of one agent command (libvirt's transport)."""
     import libvirt_qemu
@@ -57,7 +66,9 @@ def command(dom, execute, arguments=None, timeout_s=10):
     try:
         reply = _send(dom, json.dumps(request), int(timeout_s))
     except libvirt.libvirtError as exc:
-        raise GuestAgentError('%s: %s' % (execute, _one_line(
+        error = (GuestAgentTimeout if exc.get_error_code() in _TIMEOUTS
+                 else GuestAgentError)
+        raise error('%s: %s' % (execute, _one_line(
             exc.get_error_message() or exc)))
     return parse_reply(execute, reply)
 
@@ -124,8 +135,8 @@ class _Budget:
         GuestAgentError once the budget is spent."""
         left_s = self.deadline_s - self.clock()
         if left_s <= 0:
-            raise GuestAgentError('%s: no answer within %.1f s'
-                                  % (self.what, self.budget_s))
+            raise GuestAgentTimeout('%s: no answer within %.1f s'
+                                    % (self.what, self.budget_s))
         return max(1, int(math.ceil(left_s)))
 
     def pause(self, pause_s):

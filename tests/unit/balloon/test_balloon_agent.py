@@ -157,3 +157,24 @@ class TestBalloonAgent(testtools.TestCase):
         self.assertEqual({'vm1': 'host-estimate', 'vm2': 'guest-agent'},
                          sources)
         self.assertIn('vm2', report.estimates)
+
+    def test_a_slow_guest_is_asked_less_and_less(self):
+        from iothrottle.compute import guest_agent
+        slow = guest_agent.GuestAgentTimeout('guest-exec: no answer')
+        asked = []
+
+        def reporter(uuid):
+            asked.append(uuid)
+            if uuid == 'vm1':
+                raise slow
+            return hits(0)
+
+        a, _conn = self.agent({})
+        a.reporter = reporter
+        col = collection({'vm1': 384 * 1024, 'vm2': 384 * 1024})
+        for t in range(16):
+            a.step(col, 2.0 * t)
+        # Asked at intervals 0, 2, 6 and 14 (2, 4 then 8 intervals
+        # later): a slow guest costs its budget ever more rarely.
+        self.assertEqual(4, asked.count('vm1'))
+        self.assertEqual(16, asked.count('vm2'))

@@ -80,8 +80,8 @@ class TestRun(GuestAgentTestCase):
         # fix the polls went on 40 times with a 2 s timeout each.
         guest = self.guest([_ok({'pid': 7}), _ok({'exited': False})],
                            answer_s=0.5)
-        exc = self.assertRaises(guest_agent.GuestAgentError, self.run_cat,
-                                guest, 2.0)
+        exc = self.assertRaises(guest_agent.GuestAgentTimeout,
+                                self.run_cat, guest, 2.0)
         self.assertIn('within 2.0 s', str(exc))
         self.assertLessEqual(guest.now_s, 2.0 + 1.0)
         self.assertTrue(all(timeout_s <= 2
