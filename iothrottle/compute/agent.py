@@ -6,6 +6,13 @@ do with each domain, applies the answer as leased live caps, and lifts
 the caps whose lease ran out.  A failing domain, disk or policy call is
 logged and skipped; it never stops the others or the loop.
 
+A decision is applied only to a disk of a running domain that this
+agent's latest collection found (its own, see ``[agent] owned_domains``):
+the bus may carry decisions for disks this host does not run, and the
+agent is no party to them.  A cap of 0 on both axes is refused (0 is
+"unlimited" to libvirt), and every lease is bounded (see
+:mod:`iothrottle.compute.leases`).
+
 The agent is driven by :meth:`Agent.step` (one interval, returns a
 :class:`StepReport`) so tests, benchmarks and demos can run it on their
 own clock; :meth:`Agent.run` paces it with ``time.monotonic()``.
@@ -64,9 +71,18 @@ class Agent:
         self.capacities = capacities
         self.clock = clock
         self.balloon = balloon
-        self.leases = leases_mod.LeaseTable()
+        max_lease_s = conf.agent.max_lease_s
+        self.leases = leases_mod.LeaseTable(
+            min_lease_s=min(conf.controller.interval_s, max_lease_s),
+            max_lease_s=max_lease_s)
         self._states = {}
         self._warned = set()
+        # Disk ids of the running domains this agent owns, as its latest
+        # collection found them: the only disks it takes decisions for.
+        self._own_disks = frozenset()
+        # uuid -> libvirt domain id when last seen: a new id is a new
+        # QEMU process (restart, resize, migration back).
+        self._identities = {}
         # Conductor mode: decisions arrive on an RPC thread while the
         # loop thread collects and lifts expired leases.
         self._lock = threading.RLock()
@@ -78,6 +94,8 @@ class Agent:
         now_s = self.clock() if now_s is None else now_s
         collection = self.collector.collect()
         errors = list(collection.errors)
+        with self._lock:
+            self._track(collection, errors)
         by_domain = collections.defaultdict(list)
         for sample in collection.samples:
             by_domain[sample.storage_domain].append(sample)
@@ -113,18 +131,25 @@ class Agent:
         """One interval without deciding: collect, lift expired leases,
         run the balloon loop.  The report's ``decisions`` are empty; the
         samples go to the conductor, whose decisions come back through
-        :meth:`apply_decisions`."""
+        :meth:`apply_decisions`.
+
+        Only the lease bookkeeping holds the lock that
+        :meth:`apply_decisions` takes: the collection and the balloon
+        loop (guest agents, which may be slow) run outside it, so the
+        conductor's decisions never wait behind a slow guest.
+        """
+        now_s = self.clock() if now_s is None else now_s
+        collection = self.collector.collect()
+        errors = list(collection.errors)
         with self._lock:
-            now_s = self.clock() if now_s is None else now_s
-            collection = self.collector.collect()
-            errors = list(collection.errors)
+            self._track(collection, errors)
             expired = self._release_expired(now_s, errors)
-            balloon = self._balloon_step(collection, now_s, errors)
-            return StepReport(
-                now_s=now_s, samples=collection.samples, decisions=(),
-                caps=types.MappingProxyType(self.leases.caps()),
-                errors=tuple(errors), expired=expired,
-                collect_s=collection.duration_s, balloon=balloon)
+            caps = types.MappingProxyType(self.leases.caps())
+        balloon = self._balloon_step(collection, now_s, errors)
+        return StepReport(
+            now_s=now_s, samples=collection.samples, decisions=(),
+            caps=caps, errors=tuple(errors), expired=expired,
+            collect_s=collection.duration_s, balloon=balloon)
 
     def apply_decisions(self, decisions, now_s=None):
         """Apply ``(Decision, Guarantee)`` pairs decided elsewhere (the
@@ -178,6 +203,13 @@ class Agent:
 
     def _apply(self, decision, guarantee, now_s, errors):
         uuid, device = decision.instance_uuid, decision.device
+        if decision.disk_id not in self._own_disks:
+            message = ('%s of %s ignored: not a disk of a running domain '
+                       'this agent owns' % (decision.action,
+                                            decision.disk_id))
+            LOG.warning('%s', message)
+            errors.append(message)
+            return
         try:
             if decision.action == model.CAP:
                 self._cap(decision, guarantee, now_s)
@@ -196,11 +228,15 @@ class Agent:
     def _cap(self, decision, guarantee, now_s):
         if decision.cap is None:
             raise ValueError('cap decision without a cap')
+        if not decision.cap.iops and not decision.cap.bytes_sec:
+            # libvirt reads 0 as "no limit": such a "cap" would lift one.
+            raise ValueError('cap of 0 IOPS and 0 B/s refused: 0 means '
+                             'unlimited to libvirt')
         uuid, device = decision.instance_uuid, decision.device
+        lease_s = self._lease_s(decision)
         previous = self.leases.get(decision.disk_id)
         baseline = (previous.baseline if previous is not None
                     else self.actuator.baseline(uuid, device))
-        lease_s = decision.lease_s or self.conf.controller.lease_s
         lease = self.leases.grant(decision.disk_id, decision.cap, lease_s,
                                   now_s, baseline, guarantee)
         if previous is not None and previous.cap == lease.cap:
@@ -213,6 +249,23 @@ class Agent:
             else:
                 self.leases.release(decision.disk_id)
             raise
+
+    def _lease_s(self, decision):
+        """The decision's lease (0: ``[controller] lease_s``) within the
+        lease table's bounds; the first clamped length is a warning."""
+        asked_s = decision.lease_s or self.conf.controller.lease_s
+        lease_s = leases_mod.bound_lease_s(
+            decision.disk_id, asked_s, self.leases.min_lease_s,
+            self.leases.max_lease_s)
+        if lease_s != asked_s:
+            # Once per agent at warning level: the sender chooses the
+            # numbers, and must not choose the size of the log.
+            log = LOG.debug if 'lease' in self._warned else LOG.warning
+            self._warned.add('lease')
+            log('lease of %s s asked for %s held to %s s (bounds: '
+                '[controller] interval_s, [agent] max_lease_s)',
+                asked_s, decision.disk_id, lease_s)
+        return lease_s
 
     def _restore(self, lease):
         """Put a leased disk's baseline back and forget the lease.
@@ -247,14 +300,58 @@ class Agent:
     def reconcile(self):
         """Undo caps a previous run left; returns the restored disk ids.
 
-        Also takes the first collection, so the next step has samples.
+        Also takes the first collection, so the next step has samples
+        and the agent knows its disks.
         """
         collection = self.collector.collect()
-        restored, errors = self.actuator.reconcile(
-            collection.instances.values(), set(self.leases.caps()))
-        for message in errors:
+        errors = list(collection.errors)
+        with self._lock:
+            return self._track(collection, errors)
+
+    def _track(self, collection, errors):
+        """Take in a new collection (under the lock); returns the disk ids
+        of leftover caps it restored.
+
+        Its disks become the ones decisions may touch.  A domain seen for
+        the first time, or under a new domain id (restarted, resized,
+        migrated back: a new QEMU process, started without the cap), has
+        its leases dropped without a restore, as the cap went with the old
+        process, and is reconciled: a cap it carries that no lease of
+        this agent explains (a previous run's, or one a live migration
+        brought along) is lifted back to the baseline its record or
+        persistent config gives.  The next decision caps it afresh.
+        """
+        self._own_disks = own_disks(collection)
+        arrived = []
+        for uuid, instance in collection.instances.items():
+            domain_id = instance.domain_id
+            if uuid in self._identities:
+                if self._identities[uuid] == domain_id:
+                    continue
+                self._drop_leases(uuid, domain_id)
+            self._identities[uuid] = domain_id
+            arrived.append(instance)
+        leased_uuids = {lease.disk_id.split('/', 1)[0]
+                        for lease in self.leases.leases()}
+        for uuid in set(self._identities) - set(collection.instances):
+            if uuid not in leased_uuids:
+                del self._identities[uuid]
+        if not arrived:
+            return ()
+        restored, messages = self.actuator.reconcile(
+            arrived, set(self.leases.caps()))
+        for message in messages:
             LOG.warning('%s', message)
+        errors.extend(messages)
         return tuple(restored)
+
+    def _drop_leases(self, uuid, domain_id):
+        for lease in self.leases.leases():
+            if lease.disk_id.split('/', 1)[0] == uuid:
+                self.leases.release(lease.disk_id)
+                LOG.info('%s runs as a new domain (id %s): its cap went '
+                         'with the old one, the lease is dropped',
+                         lease.disk_id, domain_id)
 
     def release_all(self):
         """Restore every leased disk (on shutdown); returns errors."""
@@ -289,6 +386,16 @@ class Agent:
                     break
         finally:
             self.release_all()
+
+
+def own_disks(collection):
+    """Disk ids (``<uuid>/<device>``) of every disk in ``collection``:
+    those of the running domains it found, and those it sampled."""
+    disks = {'%s/%s' % (uuid, disk.device)
+             for uuid, instance in collection.instances.items()
+             for disk in instance.disks}
+    disks.update(sample.disk_id for sample in collection.samples)
+    return frozenset(disks)
 
 
 def next_tick(last_tick_s, interval_s, now_s):

@@ -10,13 +10,16 @@ balloon policy decide and applies the targets live with
 ``setMemoryFlags(KiB, VIR_DOMAIN_AFFECT_LIVE)``.
 
 A guest without a usable report (no agent, agent refuses ``guest-exec``,
-malformed or implausible counters, a report too soon after the last) is
+malformed or implausible counters, a report too soon after the last, no
+answer within ``GUEST_BUDGET_S``) is
 a ``host-estimate`` guest that interval: its read rate is its disk read
 rate as the host sees it, its utilization unknown, so ``cams`` neither
 takes from it nor gives to it except to keep floors (see the essay of
 :mod:`iothrottle.balloon.cams`).  Each kind of failure is logged once per
 guest, not every interval.  A balloon the guest does not honour is left
-alone for a growing back-off (:mod:`iothrottle.balloon.watch`).
+alone for a growing back-off (:mod:`iothrottle.balloon.watch`); so is
+the agent of a guest too slow to answer within its budget
+(``QUIET_INTERVALS``).
 """
 
 import dataclasses
@@ -37,9 +40,16 @@ NAMESPACE = 'iothrottle.balloon_policies'
 # fraction of the interval after the last (a step called too often) is
 # dropped rather than giving a rate over a tiny, noisy window.
 MIN_REPORT_FRACTION = 0.5
-# Seconds the guest agent gets to answer; a hung agent must not stall
-# the I/O loop.
-AGENT_TIMEOUT_S = 2
+# Seconds one guest's agent gets per balloon step for all its commands
+# and polls together (guest_agent.run; at most one second more): a slow
+# or hung guest must not stall the loop for its neighbours.
+GUEST_BUDGET_S = 2.0
+# A guest whose agent did not answer within its budget is asked again
+# only this many balloon intervals later, doubled at each further timeout
+# up to MAX_QUIET_INTERVALS: a slow guest costs the loop its budget once
+# per quiet period, not every interval.
+QUIET_INTERVALS = 2
+MAX_QUIET_INTERVALS = 32
 # Below this a target is not worth a balloon request.
 MIN_CHANGE_MB = 1.0
 
@@ -80,6 +90,8 @@ class BalloonAgent:
         self.gate = estimator.ReportGate(
             conf.balloon.interval_s * MIN_REPORT_FRACTION)
         self._counters = {}
+        # uuid -> (asked again from this time on, quiet intervals next)
+        self._quiet = {}
         self._logged = set()
         self._last_step_s = None
 
@@ -104,8 +116,15 @@ class BalloonAgent:
         present = list(collection.snapshot.domains)
         for uuid, dom_counters in collection.snapshot.domains.items():
             instance = collection.instances.get(uuid)
-            guest, est = self._guest(uuid, dom_counters, instance,
-                                     read_iops.get(uuid, 0.0), now_s)
+            try:
+                guest, est = self._guest(uuid, dom_counters, instance,
+                                         read_iops.get(uuid, 0.0), now_s)
+            except Exception as exc:
+                # One guest's failure skips that guest, never the step.
+                self._counters.pop(uuid, None)
+                self._log_once((uuid, 'guest'), 'balloon: guest %s '
+                               'skipped: %s' % (uuid, exc))
+                continue
             if guest is not None:
                 guests.append(guest)
             if est is not None:
@@ -113,6 +132,8 @@ class BalloonAgent:
         for uuid in set(self._counters) - set(present):
             del self._counters[uuid]
             self.gate.forget(uuid)
+        for uuid in set(self._quiet) - set(present):
+            del self._quiet[uuid]
         try:
             targets = tuple(self.policy.decide(tuple(guests)))
         except Exception as exc:
@@ -184,6 +205,9 @@ class BalloonAgent:
         return guest, est
 
     def _estimate(self, uuid, name, now_s):
+        quiet = self._quiet.get(uuid)
+        if quiet is not None and now_s < quiet[0]:
+            return None
         if not self.gate.admit(uuid, now_s):
             self._log_once((uuid, 'often'), 'report of %s (%s) dropped: '
                            'too soon after the last one' % (name, uuid))
@@ -191,13 +215,18 @@ class BalloonAgent:
         try:
             text = self.reporter(uuid)
             counters = estimator.validate(text, now_s)
-        except (guest_agent.GuestAgentError, estimator.ReportError,
-                libvirt.libvirtError) as exc:
+        except Exception as exc:
+            # Whatever an untrusted guest (or its parser) does, only its
+            # own report is lost: GuestAgentError, ReportError and
+            # libvirtError are the expected ones.
             self._counters.pop(uuid, None)
+            if isinstance(exc, guest_agent.GuestAgentTimeout):
+                self._keep_quiet(uuid, name, now_s)
             self._log_once((uuid, 'report'), 'no cache report from %s '
                            '(%s): %s; using the host-only estimate'
                            % (name, uuid, exc))
             return None
+        self._quiet.pop(uuid, None)
         previous = self._counters.get(uuid)
         self._counters[uuid] = counters
         if previous is None:
@@ -211,9 +240,18 @@ class BalloonAgent:
         self._logged.discard((uuid, 'report'))
         return est
 
+    def _keep_quiet(self, uuid, name, now_s):
+        """Ask the slow guest ``uuid`` nothing for a growing while."""
+        intervals = self._quiet.get(uuid, (None, QUIET_INTERVALS))[1]
+        self._quiet[uuid] = (
+            now_s + intervals * self.conf.balloon.interval_s,
+            min(2 * intervals, MAX_QUIET_INTERVALS))
+        LOG.debug('guest agent of %s (%s) is slow: asked again in %d '
+                  'intervals', name, uuid, intervals)
+
     def _agent_report(self, uuid):
         dom = self.conn.lookupByUUIDString(uuid)
-        return guest_agent.run(dom, estimator.REPORT_ARGV, AGENT_TIMEOUT_S)
+        return guest_agent.run(dom, estimator.REPORT_ARGV, GUEST_BUDGET_S)
 
     def _log_once(self, key, message):
         if key not in self._logged:

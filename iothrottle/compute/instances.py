@@ -57,6 +57,9 @@ class Instance:
     flavor: str = ''
     project: str = ''
     disks: tuple = ()
+    # libvirt's id of the running domain (None when it does not run): a
+    # restart, a resize or a migration gives the same uuid a new one.
+    domain_id: int = None
 
     @property
     def is_nova(self):
@@ -104,7 +107,17 @@ def parse_instance(xml_text, host, device_of):
         if disk is not None:
             disks.append(disk)
     return Instance(uuid=uuid, domain_name=domain_name, name=name,
-                    flavor=flavor, project=project, disks=tuple(disks))
+                    flavor=flavor, project=project, disks=tuple(disks),
+                    domain_id=_domain_id(root.get('id')))
+
+
+def _domain_id(text):
+    """The running domain's id attribute as an int; None if absent."""
+    try:
+        number = int(text)
+    except (TypeError, ValueError):
+        return None
+    return number if number >= 0 else None
 
 
 def _parse_disk(disk_el, host, device_of, domain_name):

@@ -8,13 +8,29 @@ controller never leaves a VM throttled.  A lease remembers the baseline
 allows more than that baseline or the guarantee's ``max_*`` ceilings: the
 operator's static Nova caps are an upper bound the agent never raises.
 
+A lease is only as safe as its length: a controller (or whoever can cast
+to the agent's topic) asking for a NaN, infinite or day-long lease would
+throttle a VM for good.  So ``lease_s`` must be finite and > 0 (else the
+grant is refused: such a number carries no intent worth honouring), and a
+finite one is clamped into ``[min_lease_s, max_lease_s]`` (the agent's
+``[controller] interval_s`` and ``[agent] max_lease_s``): a longer lease
+still defends the guarantee while it is renewed, only never longer than
+the operator allows; a shorter one would lapse before its renewal and
+make the cap flap.  An expiry that is not a finite number is impossible.
+
 Pure bookkeeping: the caller passes the time in.
 """
 
 import dataclasses
+import math
 
 from iothrottle.compute import iotune as iotune_mod
 from iothrottle.controller import model
+
+# The longest lease a LeaseTable grants unless told otherwise: the
+# default of [agent] max_lease_s (seconds), 4x the guarantee policy's
+# 30 s lease and 2x the paper policy's 60 s cap time.
+DEFAULT_MAX_LEASE_S = 120.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,6 +41,28 @@ class Lease:
     expires_at_s: float
     baseline: iotune_mod.IoTune
     requested: model.Cap = None
+
+    def __post_init__(self):
+        if not _finite(self.expires_at_s):
+            raise ValueError('lease of %s: expiry must be a finite number, '
+                             'got %r' % (self.disk_id, self.expires_at_s))
+
+
+def _finite(value):
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def bound_lease_s(disk_id, lease_s, min_lease_s, max_lease_s):
+    """``lease_s`` clamped into ``[min_lease_s, max_lease_s]``.
+
+    Raises ``ValueError`` naming the disk when ``lease_s`` is not a
+    finite number > 0.
+    """
+    if not _finite(lease_s) or lease_s <= 0:
+        raise ValueError('lease of %s: lease_s must be a finite number > 0, '
+                         'got %r' % (disk_id, lease_s))
+    return min(max(float(lease_s), min_lease_s), max_lease_s)
 
 
 def clamp_cap(cap, baseline, guarantee=model.NO_GUARANTEE):
@@ -41,9 +79,20 @@ def clamp_cap(cap, baseline, guarantee=model.NO_GUARANTEE):
 
 
 class LeaseTable:
-    """Disk id (``<uuid>/<device>``) to :class:`Lease`."""
+    """Disk id (``<uuid>/<device>``) to :class:`Lease`.
 
-    def __init__(self):
+    Every lease granted lasts between ``min_lease_s`` and
+    ``max_lease_s`` seconds (see the module docstring).
+    """
+
+    def __init__(self, min_lease_s=0.0, max_lease_s=DEFAULT_MAX_LEASE_S):
+        if not (_finite(min_lease_s) and _finite(max_lease_s)
+                and 0 <= min_lease_s <= max_lease_s and max_lease_s > 0):
+            raise ValueError('lease bounds must be finite with 0 <= '
+                             'min_lease_s <= max_lease_s, got [%r, %r]'
+                             % (min_lease_s, max_lease_s))
+        self.min_lease_s = float(min_lease_s)
+        self.max_lease_s = float(max_lease_s)
         self._leases = {}
 
     def __contains__(self, disk_id):
@@ -68,11 +117,15 @@ class LeaseTable:
         """Set or renew the lease of ``disk_id``; returns the Lease.
 
         A renewal keeps the baseline of the first grant: the live limits
-        at that time are the operator's, later ones are ours.
+        at that time are the operator's, later ones are ours.  ``lease_s``
+        is bounded as :func:`bound_lease_s` says; ``now_s`` must be
+        finite.
         """
-        if lease_s <= 0:
-            raise ValueError('lease of %s: lease_s must be > 0, got %r'
-                             % (disk_id, lease_s))
+        lease_s = bound_lease_s(disk_id, lease_s, self.min_lease_s,
+                                self.max_lease_s)
+        if not _finite(now_s):
+            raise ValueError('lease of %s: now_s must be a finite number, '
+                             'got %r' % (disk_id, now_s))
         previous = self._leases.get(disk_id)
         if previous is not None:
             baseline = previous.baseline

@@ -31,6 +31,16 @@ AGENT_OPTS = [
                      'reported and capped by this agent; empty means '
                      'every domain of the hypervisor. For two agents on '
                      'one hypervisor (tests), or to leave some alone.'),
+    cfg.FloatOpt('max_lease_s',
+                 default=120.0, min=1.0, max=3600.0,
+                 help='Longest lease the agent grants a cap, whatever the '
+                      'decision (conductor or local policy) asks: a longer '
+                      'lease is shortened to this, a NaN, infinite or '
+                      'non-positive one refused, and one shorter than '
+                      '[controller] interval_s lengthened to it. It bounds '
+                      'how long a VM stays throttled after its controller '
+                      'is lost. Seconds; must exceed [controller] lease_s '
+                      'and the paper policy\'s paper_cap_time_s.'),
 ]
 
 CONDUCTOR_GROUP = cfg.OptGroup(

@@ -20,6 +20,7 @@ import testtools
 
 from iothrottle.compute import actuator as actuator_mod
 from iothrottle.compute import agent as agent_mod
+from iothrottle.compute import baseline_record
 from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
 from iothrottle.compute import iotune
@@ -264,6 +265,41 @@ class TestAgentOnLibvirt(testtools.TestCase):
         agent = self._agent(CapPolicy())
         self.assertIn('%s/%s' % (self.uuid['vm2'], dev), agent.reconcile())
         self.assertEqual(iotune.IoTune(), self._live('vm2', dev))
+
+    def test_migration_xml_does_not_make_the_cap_a_baseline(self):
+        """Nova's live migration defines the destination with the live
+        XML: a cap in force becomes its persistent <iotune>.  The agent
+        that finds the domain there (here: a fresh one on the same host)
+        restores the operator's limits from the domain's baseline record,
+        live and persistent, not the cap."""
+        dom = self._dom('vm2')
+        dev = self._disk('vm2')
+        disk_id = '%s/%s' % (self.uuid['vm2'], dev)
+        static = iotune.IoTune(total_iops_sec=400)
+        self._set_static('vm2', dev, static)
+        if not dom.isPersistent():
+            # Defining it below makes it persistent; leave it as found.
+            self.addCleanup(dom.undefine)
+        policy = CapPolicy()
+        source = self._agent(policy)
+        source.step()
+        policy.caps[disk_id] = model.Cap(25, 0)
+        threading.Event().wait(1.0)
+        self.assertEqual([], self._ours(source.step().errors))
+        self.assertEqual(25, self._live('vm2', dev).total_iops_sec)
+        self.conn.defineXML(dom.XMLDesc(libvirt.VIR_DOMAIN_XML_MIGRATABLE))
+        self.assertEqual(25, iotune.IoTune.from_params(dom.blockIoTune(
+            dev, libvirt.VIR_DOMAIN_AFFECT_CONFIG)).total_iops_sec)
+        # The source loses the domain: its lease goes without a restore.
+        source.leases.release(disk_id)
+        destination = self._agent(CapPolicy())
+        self.assertIn(disk_id, destination.reconcile())
+        self.assertEqual(static, self._live('vm2', dev))
+        self.assertEqual(static, iotune.IoTune.from_params(dom.blockIoTune(
+            dev, libvirt.VIR_DOMAIN_AFFECT_CONFIG)))
+        self.assertNotIn(baseline_record.NAMESPACE_URI,
+                         dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE))
+        self.assertNotIn(baseline_record.NAMESPACE_URI, dom.XMLDesc(0))
 
     def test_standalone_once(self):
         tmp = self.useFixture(fixtures.TempDir())

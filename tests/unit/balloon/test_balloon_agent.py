@@ -144,3 +144,37 @@ class TestBalloonAgent(testtools.TestCase):
         # Sent, then held 2 x 2, 2 x 4, 2 x 8, ... intervals.
         self.assertLess(len(sent), n / 4)
         self.assertGreater(len(sent), 1)
+
+    def test_one_broken_guest_does_not_stop_the_others(self):
+        # Before the fix a KeyError from one guest's reply (guest-exec
+        # without a pid) left the balloon step for every guest.
+        a, conn = self.agent({'vm1': [KeyError('pid')] * 3,
+                              'vm2': [hits(0), hits(100), hits(200)]})
+        col = collection({'vm1': 384 * 1024, 'vm2': 384 * 1024})
+        for t in range(3):
+            report = a.step(col, 2.0 * t)
+        sources = {g.instance_uuid: g.source for g in report.guests}
+        self.assertEqual({'vm1': 'host-estimate', 'vm2': 'guest-agent'},
+                         sources)
+        self.assertIn('vm2', report.estimates)
+
+    def test_a_slow_guest_is_asked_less_and_less(self):
+        from iothrottle.compute import guest_agent
+        slow = guest_agent.GuestAgentTimeout('guest-exec: no answer')
+        asked = []
+
+        def reporter(uuid):
+            asked.append(uuid)
+            if uuid == 'vm1':
+                raise slow
+            return hits(0)
+
+        a, _conn = self.agent({})
+        a.reporter = reporter
+        col = collection({'vm1': 384 * 1024, 'vm2': 384 * 1024})
+        for t in range(16):
+            a.step(col, 2.0 * t)
+        # Asked at intervals 0, 2, 6 and 14 (2, 4 then 8 intervals
+        # later): a slow guest costs its budget ever more rarely.
+        self.assertEqual(4, asked.count('vm1'))
+        self.assertEqual(16, asked.count('vm2'))

@@ -4,6 +4,7 @@ The collector, actuator and policy are tiny hand-written fakes; the time
 is passed in, so nothing sleeps.
 """
 
+import dataclasses
 import threading
 import types
 
@@ -339,3 +340,161 @@ class TestRun(AgentTestCase):
         self.assertEqual(3, len(reports))
         self.assertEqual(0, len(self.agent.leases))
         self.assertEqual('restore', self.actuator.calls[-1][0])
+
+
+class TestLeaseBounds(AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.agent.observe(0.0)
+
+    def test_nan_lease_rejected_in_one_line_naming_the_disk(self):
+        errors = self.agent.apply_decisions(
+            [(_cap('a', 40, lease_s=float('nan')), model.NO_GUARANTEE)],
+            now_s=1.0)
+        self.assertEqual(1, len(errors))
+        self.assertIn('a/vda', errors[0])
+        self.assertNotIn('\n', errors[0])
+        self.assertEqual({}, self.agent.leases.caps())
+        self.assertEqual([], self.actuator.calls)
+
+    def test_absurd_lease_clamped_to_max_lease_s(self):
+        self.assertEqual((), self.agent.apply_decisions(
+            [(_cap('a', 40, lease_s=1e12), model.NO_GUARANTEE)], now_s=1.0))
+        lease = self.agent.leases.get('a/vda')
+        self.assertEqual(1.0 + self.conf.agent.max_lease_s,
+                         lease.expires_at_s)
+        self.agent.apply_decisions(
+            [(_cap('a', 40, lease_s=1e12), model.NO_GUARANTEE)], now_s=1.0)
+        self.assertEqual(1, self.logger.output.count('held to 120.0 s'))
+        self.agent.step(1.0 + self.conf.agent.max_lease_s)
+        self.assertNotIn('a/vda', self.agent.leases)
+
+
+class TestOwnDisksOnly(AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.agent.observe(0.0)
+
+    def test_decision_for_a_disk_not_collected_is_rejected(self):
+        errors = self.agent.apply_decisions(
+            [(_cap('zz', 40), model.NO_GUARANTEE),
+             (_cap('a', 40), model.NO_GUARANTEE)], now_s=1.0)
+        self.assertEqual(1, len(errors))
+        self.assertIn('zz/vda', errors[0])
+        self.assertIn('not a disk of a running domain', errors[0])
+        self.assertEqual(['a/vda'], list(self.agent.leases.caps()))
+        self.assertEqual([('cap', 'a', model.Cap(40, 0))],
+                         self.actuator.calls)
+
+    def test_only_the_latest_collection_counts(self):
+        del self.collector.instances['b']
+        self.collector.samples = [_sample('a', SHARED)]
+        self.agent.observe(1.0)
+        errors = self.agent.apply_decisions(
+            [(_cap('b', 40), model.NO_GUARANTEE)], now_s=1.0)
+        self.assertIn('b/vda', errors[0])
+        self.assertEqual({}, self.agent.leases.caps())
+
+    def test_nothing_is_owned_before_the_first_collection(self):
+        agent = agent_mod.Agent(self.conf, self.collector, self.actuator,
+                                None, None, None)
+        self.assertEqual(1, len(agent.apply_decisions(
+            [(_cap('a', 40), model.NO_GUARANTEE)], now_s=1.0)))
+        self.assertEqual([], self.actuator.calls)
+
+    def test_zero_cap_on_both_axes_is_refused(self):
+        # Cap(0, 0) is "unlimited" to libvirt: as a cap it would lift one.
+        self.agent.apply_decisions([(_cap('a', 40), model.NO_GUARANTEE)],
+                                   now_s=1.0)
+        errors = self.agent.apply_decisions(
+            [(_cap('a', 0), model.NO_GUARANTEE)], now_s=2.0)
+        self.assertEqual(1, len(errors))
+        self.assertIn('a/vda', errors[0])
+        self.assertIn('0 means unlimited', errors[0])
+        self.assertEqual(model.Cap(40, 0), self.agent.leases.caps()['a/vda'])
+        self.assertEqual(1, len(self.actuator.calls))
+
+
+class SlowBalloon:
+    """A balloon step that waits until the test lets it go."""
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.go = threading.Event()
+
+    def maybe_step(self, collection, now_s):
+        self.entered.set()
+        self.go.wait(30)
+
+
+class TestSlowGuestDoesNotBlockDecisions(AgentTestCase):
+
+    def test_decisions_apply_while_the_balloon_step_waits(self):
+        # Before the fix observe() held the agent lock across the balloon
+        # step, so a slow guest agent held back the conductor's decisions.
+        self.agent.observe(0.0)
+        balloon = SlowBalloon()
+        self.addCleanup(balloon.go.set)
+        self.agent.balloon = balloon
+        observer = threading.Thread(target=self.agent.observe, args=(1.0,))
+        observer.start()
+        self.addCleanup(observer.join, 30)
+        self.assertTrue(balloon.entered.wait(30))
+        applier = threading.Thread(target=self.agent.apply_decisions, args=(
+            [(_cap('a', 40), model.NO_GUARANTEE)], 1.0))
+        applier.start()
+        applier.join(10)
+        self.assertFalse(applier.is_alive())
+        self.assertIn('a/vda', self.agent.leases)
+        balloon.go.set()
+        applier.join(30)
+
+
+class TestNewDomainIdentity(AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.collector.instances['a'] = dataclasses.replace(
+            self.collector.instances['a'], domain_id=1)
+        self.actuator.persistent[('a', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.agent.observe(0.0)
+
+    def restart(self, uuid, domain_id):
+        self.collector.instances[uuid] = dataclasses.replace(
+            self.collector.instances[uuid], domain_id=domain_id)
+
+    def test_a_resized_domain_is_capped_afresh_on_its_new_baseline(self):
+        # Before the fix the lease outlived the restart: the renewal of
+        # the same cap was skipped (no cap on the new process) and the
+        # old flavor's baseline was restored at expiry.
+        cap = [(_cap('a', 40), model.NO_GUARANTEE)]
+        self.agent.apply_decisions(cap, now_s=0.0)
+        self.restart('a', 2)
+        resized = iotune.IoTune(total_iops_sec=500)
+        self.actuator.persistent[('a', 'vda')] = resized
+        self.actuator.live[('a', 'vda')] = resized
+        self.agent.observe(1.0)
+        self.assertNotIn('a/vda', self.agent.leases)
+        self.assertEqual((), self.agent.apply_decisions(cap, now_s=1.0))
+        self.assertEqual([('cap', 'a', model.Cap(40, 0))] * 2,
+                         self.actuator.calls)
+        self.assertEqual(resized, self.agent.leases.get('a/vda').baseline)
+
+    def test_same_identity_keeps_the_lease(self):
+        self.agent.apply_decisions([(_cap('a', 40), model.NO_GUARANTEE)],
+                                   now_s=0.0)
+        self.agent.observe(1.0)
+        self.assertIn('a/vda', self.agent.leases)
+
+    def test_a_domain_arriving_capped_is_restored(self):
+        # A migration brings a domain with the source's cap in force.
+        self.collector.instances['d'] = _instance('d', SHARED)
+        self.actuator.persistent[('d', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.actuator.live[('d', 'vda')] = iotune.IoTune(total_iops_sec=9)
+        self.agent.observe(1.0)
+        self.assertEqual(iotune.IoTune(total_iops_sec=250),
+                         self.actuator.live[('d', 'vda')])

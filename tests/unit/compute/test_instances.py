@@ -137,3 +137,15 @@ class TestOtherDomains(testtools.TestCase):
                                     "</iotune></disk>"), 'h', _device_of)
         self.assertIn('disk vdq', str(exc))
         self.assertIn('total_iops_sec', str(exc))
+
+
+class TestDomainId(testtools.TestCase):
+
+    def test_running_domain_id_and_none_otherwise(self):
+        running = _bare_domain('').replace("type='kvm'", "type='kvm' id='7'")
+        self.assertEqual(7, instances.parse_instance(
+            running, 'h', _device_of).domain_id)
+        for xml in (_bare_domain(''), _bare_domain('').replace(
+                "type='kvm'", "type='kvm' id='x'")):
+            self.assertIsNone(instances.parse_instance(
+                xml, 'h', _device_of).domain_id)

@@ -81,3 +81,36 @@ class TestLeaseTable(testtools.TestCase):
         exc = self.assertRaises(ValueError, self.table.grant, 'a/vda',
                                 model.Cap(1, 0), 0, 0.0, UNLIMITED)
         self.assertIn('a/vda', str(exc))
+
+    def test_nan_and_infinite_leases_refused(self):
+        # Before the fix a NaN lease was granted with a NaN expiry that
+        # never came (NaN <= now is False): a cap for ever.
+        for lease_s in (float('nan'), float('inf'), -float('inf'), -1.0,
+                        '30', True, None):
+            exc = self.assertRaises(ValueError, self.table.grant, 'a/vda',
+                                    model.Cap(1, 0), lease_s, 0.0,
+                                    UNLIMITED)
+            self.assertIn('a/vda', str(exc))
+        self.assertEqual(0, len(self.table))
+
+    def test_nan_now_refused(self):
+        self.assertRaises(ValueError, self.table.grant, 'a/vda',
+                          model.Cap(1, 0), 10.0, float('nan'), UNLIMITED)
+
+    def test_a_nan_expiry_is_impossible(self):
+        self.assertRaises(ValueError, leases.Lease, 'a/vda',
+                          model.Cap(1, 0), float('nan'), UNLIMITED)
+
+    def test_lease_clamped_into_bounds(self):
+        table = leases.LeaseTable(min_lease_s=5.0, max_lease_s=120.0)
+        self.assertEqual(100.0 + 120.0, table.grant(
+            'a/vda', model.Cap(1, 0), 1e300, 100.0, UNLIMITED).expires_at_s)
+        self.assertEqual(100.0 + 5.0, table.grant(
+            'a/vda', model.Cap(1, 0), 0.5, 100.0, UNLIMITED).expires_at_s)
+        self.assertEqual(100.0 + 30.0, table.grant(
+            'a/vda', model.Cap(1, 0), 30, 100.0, UNLIMITED).expires_at_s)
+
+    def test_bad_bounds_refused(self):
+        for bounds in ((0.0, float('inf')), (10.0, 5.0), (float('nan'), 9),
+                       (0.0, 0.0)):
+            self.assertRaises(ValueError, leases.LeaseTable, *bounds)

@@ -37,7 +37,8 @@ class FakeCollector:
 
     def collect(self):
         instances = {u: types.SimpleNamespace(uuid=u, domain_name='d-' + u,
-                                              name=u, flavor='m1.gold')
+                                              name=u, flavor='m1.gold',
+                                              disks=(), domain_id=1)
                      for u in self.uuids}
         return collector_mod.Collection(
             taken_at_s=0.0, snapshot=None, instances=instances,
@@ -58,6 +59,9 @@ class FakeActuator:
 
     def restore(self, uuid, device, baseline):
         self.caps.pop('%s/%s' % (uuid, device), None)
+
+    def reconcile(self, instances, leased):
+        return [], []
 
 
 def conf_with(**controller):
@@ -113,6 +117,8 @@ class TestOverFakeTransport(testtools.TestCase):
         actuator = FakeActuator()
         agent = agent_mod.Agent(self.conf, FakeCollector(uuids), actuator,
                                 None, None, None)
+        # Its first collection: the disks it takes decisions for.
+        agent.observe()
         remote = remote_mod.RemoteAgent(
             agent, rpc_api.ConductorAPI(self.transport), host, 0.5)
         server = rpc_api.get_server(self.transport,
