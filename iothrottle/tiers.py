@@ -68,7 +68,7 @@ _SHOWN_NAMES = 10
 # How long a value quoted in an error message may get.
 _SHOWN = reprlib.Repr()
 _SHOWN.maxstring = _SHOWN.maxother = 60
-_SHOWN.maxlevel = 2
+_SHOWN.maxlevel = 1
 
 
 def shown(value):
