@@ -11,9 +11,12 @@ An operator gives a flavor a guarantee with extra specs::
 ``iothrottle:max_bytes_sec``, ``iothrottle:weight`` and
 ``iothrottle:min_memory_mb`` (the balloon floor, MiB) set one field of
 :class:`iothrottle.controller.model.Guarantee` each and override the
-tier's value of that field.  Values are decimal numbers >= 0 (``1e6``
-too), checked by the same functions as the standalone tiers file
-(:mod:`iothrottle.tiers`).
+tier's value of that field.  Values are plain ASCII decimal numbers
+(``150``, ``0.5``, ``1e6``; no sign, spaces, ``_``, ``nan`` or ``inf``)
+from 0 to :data:`iothrottle.tiers.MAX_VALUE` (1e15, QEMU's largest I/O
+limit), a weight from :data:`~iothrottle.tiers.MIN_WEIGHT` to
+:data:`~iothrottle.tiers.MAX_WEIGHT`, checked by the same functions as
+the standalone tiers file (:mod:`iothrottle.tiers`).
 
 Extra specs are untrusted input.  Every error is an
 :class:`ExtraSpecError` (a ValueError) whose message is one line naming
@@ -37,10 +40,8 @@ TIER = PREFIX + 'tier'
 # A tier name: what ``iothrottle-manage tier create`` accepts and what
 # nova-api lets through for iothrottle:tier.
 TIER_NAME_PATTERN = r'[A-Za-z0-9][A-Za-z0-9._-]{0,63}'
-# How much of a bad value an error message quotes.
-_SHOWN_CHARS = 40
-# How many known tier names an "unknown tier" message lists.
-_SHOWN_TIERS = 10
+# Longest key an error message names as is (longer ones are cut).
+_SHOWN_KEY_CHARS = 64
 
 
 class ExtraSpecError(ValueError):
@@ -62,33 +63,17 @@ class Spec:
     field: str = ''
 
 
-def _shown(value):
-    """``value`` quoted for a one-line message, cut if long."""
-    if isinstance(value, str) and len(value) > _SHOWN_CHARS:
-        return repr(value[:_SHOWN_CHARS]) + '...'
-    return repr(value)
-
-
 def parse_tier_name(value):
     """``value`` if it is a well-formed tier name, else ValueError."""
     if not isinstance(value, str) or not re.fullmatch(TIER_NAME_PATTERN,
                                                       value):
         raise ValueError('must be a tier name (%s), got %s'
-                         % (TIER_NAME_PATTERN, _shown(value)))
+                         % (TIER_NAME_PATTERN, tiers.shown(value)))
     return value
 
 
-def _parse_number(value):
-    try:
-        return tiers.parse_number(value)
-    except ValueError:
-        # tiers' message quotes the whole value; quote a bounded part.
-        raise ValueError('must be a number >= 0, got %s'
-                         % _shown(value)) from None
-
-
 def _parse_weight(value):
-    weight = _parse_number(value)
+    weight = tiers.parse_number(value)
     tiers.check_weight(weight)
     return weight
 
@@ -103,21 +88,21 @@ SPECS = (
          'Minimum I/O operations per second guaranteed to each disk of '
          'the instance when its storage is contended; the controller '
          'never caps a disk below it. 0 means none.',
-         _parse_number, 'min_iops'),
+         tiers.parse_number, 'min_iops'),
     Spec(PREFIX + 'min_bytes_sec',
          'Minimum bytes per second guaranteed to each disk of the '
          'instance when its storage is contended. 0 means none.',
-         _parse_number, 'min_bytes_sec'),
+         tiers.parse_number, 'min_bytes_sec'),
     Spec(PREFIX + 'max_iops',
          'Static ceiling in I/O operations per second of each disk of '
          'the instance; must not be below iothrottle:min_iops. 0 means '
          'none.',
-         _parse_number, 'max_iops'),
+         tiers.parse_number, 'max_iops'),
     Spec(PREFIX + 'max_bytes_sec',
          'Static ceiling in bytes per second of each disk of the '
          'instance; must not be below iothrottle:min_bytes_sec. 0 means '
          'none.',
-         _parse_number, 'max_bytes_sec'),
+         tiers.parse_number, 'max_bytes_sec'),
     Spec(PREFIX + 'weight',
          'Share of spare capacity, relative to other instances, when '
          'the controller caps instances above their guarantees. A '
@@ -127,7 +112,7 @@ SPECS = (
          'Least memory in MiB the iothrottle balloon agent leaves each '
          'instance when it reclaims memory; never above the flavor '
          'memory. 0 means the configured fraction of the flavor memory.',
-         _parse_number, 'min_memory_mb'),
+         tiers.parse_number, 'min_memory_mb'),
 )
 SPECS_BY_NAME = {spec.name: spec for spec in SPECS}
 
@@ -150,9 +135,10 @@ def check_spec(name, value):
 
 
 def _shown_key(name):
-    if isinstance(name, str) and len(name) <= _SHOWN_CHARS + len(PREFIX):
+    if (isinstance(name, str) and len(name) <= _SHOWN_KEY_CHARS
+            and name.isprintable()):
         return name
-    return _shown(name)
+    return tiers.shown(name)
 
 
 def own_specs(extra_specs):
@@ -182,12 +168,8 @@ def guarantee_from_extra_specs(extra_specs, known_tiers):
     values = {}
     if tier:
         if tier not in known_tiers:
-            names = sorted(known_tiers)
-            listed = ', '.join(names[:_SHOWN_TIERS]) or 'none'
-            if len(names) > _SHOWN_TIERS:
-                listed += ', ...'
             raise ExtraSpecError('%s: unknown tier %r (known: %s)'
-                                 % (TIER, tier, listed))
+                                 % (TIER, tier, tiers.listed(known_tiers)))
         values = dataclasses.asdict(known_tiers[tier])
         values.pop('tier', None)
     values.update(explicit)

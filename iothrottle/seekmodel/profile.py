@@ -32,9 +32,19 @@ Anything else is refused, as is any value the model would refuse: each
 error is a ``ValueError`` with a one-line message that starts with the
 field, e.g. ``distance_curve: points[2]: bandwidth must not increase
 with distance (...)``.
+
+Profiles are untrusted input: they come from operators' files and over
+RPC from the conductor (``iothrottle.rpc.wire``).  Every number is
+bounded (``MAX_REQUEST_BYTES``, ``MAX_DISTANCE_BYTES``, ``MIN_BYTES_SEC``
+to ``MAX_BYTES_SEC``, ``MIN_IOPS`` to ``MAX_IOPS``,
+``MAX_OUTSTANDING_REQUESTS``, ``MAX_SEC_PER_BYTE``), so every prediction
+from an accepted profile is finite; curves hold at most
+``MAX_CURVE_POINTS``, strings and ``calibration`` are length-limited and
+a file is at most ``MAX_FILE_BYTES`` of UTF-8.
 """
 
 import json
+import math
 import re
 
 from iothrottle.seekmodel import model
@@ -53,6 +63,38 @@ _PAIR = re.compile(r'\[\s+([-+.\deE]+),\s+([-+.\deE]+)\s+\]')
 # The size seed 003 and seed 002 both measured with, and the block size
 # of most filesystems: a profile that does not say is a 4 KiB profile.
 DEFAULT_REQUEST_BYTES = 4096
+
+# Bounds of every number a profile holds.  Profiles come from files and
+# over RPC from the conductor; a value outside them is a broken
+# calibration or a forged message, and inside them every prediction
+# (sums, products and reciprocals of these) stays finite.
+# Largest request: above any block layer's max_hw_sectors_kb.
+MAX_REQUEST_BYTES = 1 << 30
+# Largest seek distance or position: 1 EiB, above any block device.
+MAX_DISTANCE_BYTES = float(1 << 60)
+# Bandwidth range: below 1 B/s a device is dead, not slow; 10 TB/s is
+# 100 times the fastest PCIe 5 x16 device.
+MIN_BYTES_SEC = 1.0
+MAX_BYTES_SEC = 1e13
+# IOPS range: one request per 1000 s to 1000 times the fastest NVMe.
+MIN_IOPS = 1e-3
+MAX_IOPS = 1e9
+# Deepest queue: NVMe's 65535 queues of 65536 entries each.
+MAX_OUTSTANDING_REQUESTS = 65535.0 * 65536
+# Seconds per byte (per byte of distance for ``a``): 1 s per byte is
+# MIN_BYTES_SEC, the slowest device a profile may describe.
+MAX_SEC_PER_BYTE = 1.0
+# A curve of more points is not a calibration (iothrottle-calibrate
+# measures tens); the bound keeps interpolation cheap.
+MAX_CURVE_POINTS = 1024
+# Longest name and description, in characters.
+MAX_NAME_CHARS = 255
+MAX_DESCRIPTION_CHARS = 4096
+# Largest ``calibration`` object, as JSON characters: it travels in
+# every pool_state reply.
+MAX_CALIBRATION_CHARS = 64 * 1024
+# Largest profile file read: a real one is a few KiB.
+MAX_FILE_BYTES = 1024 * 1024
 
 
 def _require_object(where, value):
@@ -73,45 +115,101 @@ def _check_fields(where, doc, allowed, required):
                 '%s.%s' % (where, key) if where else key))
 
 
+def _bounded(where, value, low, high, strict=False):
+    """Reject ``value`` unless it is a number in [low, high] ((low, high]
+    if ``strict``); compares before any float conversion, so an integer
+    too large for a float is refused, not an OverflowError."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and math.isnan(value))
+            or value < low or value > high or (strict and value == low)):
+        raise ValueError('%s must be a number in %s%g, %g], got %s'
+                         % (where, '(' if strict else '[', low, high,
+                            _shown(value)))
+    return value
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + '...'
+
+
+def _string(where, value, limit):
+    if not isinstance(value, str):
+        raise ValueError('%s: must be a string' % where)
+    if len(value) > limit:
+        raise ValueError('%s: longer than %d characters' % (where, limit))
+    return value
+
+
+def _curve_points(owner, points, x_name, x_range, y_name, y_range):
+    """Bound the numbers of a curve's points; the model checks the rest
+    of their shape."""
+    pairs = '[%s, %s] pairs' % (x_name, y_name)
+    if not isinstance(points, list):
+        raise ValueError('%s must be a list of %s' % (owner, pairs))
+    if len(points) > MAX_CURVE_POINTS:
+        raise ValueError('%s must be at most %d %s'
+                         % (owner, MAX_CURVE_POINTS, pairs))
+    for k, point in enumerate(points):
+        if isinstance(point, (list, tuple)) and len(point) == 2:
+            where = '%s: points[%d]: ' % (owner.split(':')[0], k)
+            _bounded(where + x_name, point[0], *x_range)
+            _bounded(where + y_name, point[1], *y_range)
+    return points
+
+
 def _distance_curve(doc):
     _require_object('distance_curve', doc)
     kind = doc.get('kind')
     if kind == model.DistanceTable.kind:
         _check_fields('distance_curve', doc, ('kind', 'points'),
                       ('points',))
-        if not isinstance(doc['points'], list):
-            raise ValueError('distance_curve: points must be a list of '
-                             '[distance_bytes, bandwidth_bytes_sec] pairs')
-        return model.DistanceTable(points=doc['points'])
+        points = _curve_points(
+            'distance_curve: points', doc['points'],
+            'distance_bytes', (0.0, MAX_DISTANCE_BYTES),
+            'bandwidth_bytes_sec', (MIN_BYTES_SEC, MAX_BYTES_SEC))
+        return model.DistanceTable(points=points)
     if kind == model.InverseLinearCurve.kind:
         fields = ('a_sec_per_byte2', 'b_sec_per_byte')
         _check_fields('distance_curve', doc, ('kind',) + fields, fields)
+        _bounded('distance_curve.a_sec_per_byte2', doc['a_sec_per_byte2'],
+                 0.0, MAX_SEC_PER_BYTE)
+        _bounded('distance_curve.b_sec_per_byte', doc['b_sec_per_byte'],
+                 1.0 / MAX_BYTES_SEC, MAX_SEC_PER_BYTE)
         return model.InverseLinearCurve(**{f: doc[f] for f in fields})
-    raise ValueError('distance_curve: kind: unknown curve kind %r '
-                     '(known: %s)' % (kind, ', '.join(CURVE_KINDS)))
+    raise ValueError('distance_curve: kind: unknown curve kind %s '
+                     '(known: %s)' % (_shown(kind), ', '.join(CURVE_KINDS)))
 
 
 def _qd_curve(name, points):
-    if not isinstance(points, list):
-        raise ValueError('%s: must be a list of [outstanding_requests, '
-                         'iops] pairs' % name)
+    points = _curve_points('%s:' % name, points, 'outstanding_requests',
+                           (0.0, MAX_OUTSTANDING_REQUESTS, True),
+                           'iops', (MIN_IOPS, MAX_IOPS))
     return model.QdCurve(points=points, name=name)
+
+
+def _bytes_sec_limit(doc, name):
+    value = doc.get(name)
+    if value is not None:
+        _bounded(name, value, MIN_BYTES_SEC, MAX_BYTES_SEC)
+    return value
 
 
 def from_dict(doc):
     """The profile (``HddProfile`` or ``FlashProfile``) ``doc`` holds."""
     _require_object('profile', doc)
     kind = doc.get('kind')
-    if kind not in (model.HDD, model.FLASH):
-        raise ValueError('kind: unknown kind %r (known: %s, %s)'
-                         % (kind, model.HDD, model.FLASH))
-    if not isinstance(doc.get('name', ''), str):
-        raise ValueError('name: must be a string')
-    if not isinstance(doc.get('description', ''), str):
-        raise ValueError('description: must be a string')
+    if not isinstance(kind, str) or kind not in (model.HDD, model.FLASH):
+        raise ValueError('kind: unknown kind %s (known: %s, %s)'
+                         % (_shown(kind), model.HDD, model.FLASH))
+    _string('name', doc.get('name', ''), MAX_NAME_CHARS)
+    _string('description', doc.get('description', ''),
+            MAX_DESCRIPTION_CHARS)
     if 'calibration' in doc:
-        _require_object('calibration', doc['calibration'])
-    size = doc.get('request_size_bytes', DEFAULT_REQUEST_BYTES)
+        _calibration(doc['calibration'])
+    size = _bounded('request_size_bytes',
+                    doc.get('request_size_bytes', DEFAULT_REQUEST_BYTES),
+                    0, MAX_REQUEST_BYTES, strict=True)
     if kind == model.HDD:
         _check_fields('', doc, HDD_FIELDS, ('distance_curve',))
         alphas = doc.get('alpha_by_scheduler', {})
@@ -129,9 +227,22 @@ def from_dict(doc):
             write_qd_curve=_qd_curve('write_qd_curve',
                                      doc['write_qd_curve']),
             request_size_bytes=size,
-            read_bytes_sec_limit=doc.get('read_bytes_sec_limit'),
-            write_bytes_sec_limit=doc.get('write_bytes_sec_limit'))
+            read_bytes_sec_limit=_bytes_sec_limit(doc, 'read_bytes_sec_limit'),
+            write_bytes_sec_limit=_bytes_sec_limit(doc,
+                                                   'write_bytes_sec_limit'))
     return profile
+
+
+def _calibration(value):
+    """The free ``calibration`` object: a JSON object, bounded in size."""
+    _require_object('calibration', value)
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        raise ValueError('calibration: must be plain JSON') from None
+    if len(text) > MAX_CALIBRATION_CHARS:
+        raise ValueError('calibration: larger than %d characters of JSON'
+                         % MAX_CALIBRATION_CHARS)
 
 
 def to_dict(profile, description='', calibration=None):
@@ -165,22 +276,30 @@ def to_dict(profile, description='', calibration=None):
 
 def loads(text):
     """Parse and validate a profile from JSON text."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ValueError('profile: larger than %d bytes' % MAX_FILE_BYTES)
     try:
         doc = json.loads(text)
-    except ValueError as e:
-        raise ValueError('profile: not valid JSON: %s' % e)
+    except (ValueError, RecursionError) as e:
+        # RecursionError: arrays nested deeper than the stack.
+        raise ValueError('profile: not valid JSON: %s'
+                         % (str(e).splitlines() or [type(e).__name__])[0]
+                         ) from None
     return from_dict(doc)
 
 
 def load(path):
     """Read and validate the profile at ``path``; errors start with the
     path.  ``OSError`` if it cannot be read."""
-    with open(path) as f:
-        text = f.read()
+    with open(path, 'rb') as f:
+        data = f.read(MAX_FILE_BYTES + 1)
     try:
-        return loads(text)
+        return loads(data.decode('utf-8'))
+    except UnicodeDecodeError as e:
+        raise ValueError('%s: not UTF-8 text (byte %d)'
+                         % (path, e.start)) from None
     except ValueError as e:
-        raise ValueError('%s: %s' % (path, e))
+        raise ValueError('%s: %s' % (path, e)) from None
 
 
 def dumps(profile, description='', calibration=None):

@@ -91,7 +91,7 @@ class TestResolve(testtools.TestCase):
             max_bytes_sec='-1')
 
     def test_not_finite(self):
-        for bad in ('nan', 'inf', '1e400', '', ' '):
+        for bad in ('nan', 'inf', '', ' ', '-0', '1_000', '\u0661'):
             exc = self.assertRaises(extra_specs.ExtraSpecError, resolve,
                                     min_iops=bad)
             self.assertIn('iothrottle:min_iops: must be a number >= 0',

@@ -89,7 +89,8 @@ class TestManagePools(test_manage.ManageTestCase):
                                               'points': [[-1, 1e5]]}})
         code, out, err = self.run_manage('pool', 'set-profile', POOL,
                                          negative)
-        self.assertIn('distance_bytes must be a finite number >= 0, got -1',
+        self.assertIn('distance_bytes must be a number in [0, 1.15292e+18], '
+                      'got -1',
                       err)
         missing = os.path.join(self.dir, 'missing.json')
         self.assertFails('%s: cannot read: No such file or directory'

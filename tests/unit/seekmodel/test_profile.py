@@ -134,17 +134,16 @@ class TestErrors(testtools.TestCase):
 
     def test_negative_distance_and_size(self):
         self.assertEqual(
-            'distance_curve: points[0]: distance_bytes must be a finite '
-            'number >= 0, got -1',
+            'distance_curve: points[0]: distance_bytes must be a number in '
+            '[0, 1.15292e+18], got -1',
             self._error(_with(HDD, ['distance_curve', 'points', 0],
                               [-1, 5e5])))
         self.assertEqual(
-            "hdd profile 'disk': request_size_bytes must be a finite "
-            "number > 0, got -4096",
+            "request_size_bytes must be a number in (0, 1.07374e+09], "
+            "got -4096",
             self._error(_with(HDD, ['request_size_bytes'], -4096)))
         self.assertEqual(
-            "flash profile 'ssd': read_bytes_sec_limit must be a finite "
-            "number > 0, got 0",
+            "read_bytes_sec_limit must be a number in [1, 1e+13], got 0",
             self._error(_with(FLASH, ['read_bytes_sec_limit'], 0)))
 
     def test_bad_point(self):
@@ -154,7 +153,7 @@ class TestErrors(testtools.TestCase):
             self._error(_with(HDD, ['distance_curve', 'points', 0], [1])))
         self.assertEqual(
             "distance_curve: points[0]: bandwidth_bytes_sec must be a "
-            "number, got 'fast'",
+            "number in [1, 1e+13], got 'fast'",
             self._error(_with(HDD, ['distance_curve', 'points', 0],
                               [1, 'fast'])))
 
