@@ -419,6 +419,10 @@ def summarize(plan, intervals, capacity_iops):
     return {
         'vms': rows,
         'total_mean': _mean(sum(i.kb_s.values()) for i in intervals),
+        # Requests/s: what the store charges for, whatever the sizes.
+        'total_iops_mean': _mean(
+            sum(i.kb_s.get(vm.name, 0.0) / vm.block_kb for vm in plan.vms)
+            for i in intervals),
         'worst_satisfied': min(satisfied) if satisfied else None,
         'reaction': reactions,
         'reaction_p95': percentile(reactions, 95),

@@ -176,6 +176,8 @@ class TestMetrics(testtools.TestCase):
         # the events at 0, 8, 12 and 16 s).
         self.assertEqual(3, summary['scored_intervals'])
         self.assertEqual(1.0, summary['worst_satisfied'])
+        self.assertAlmostEqual(1700, summary['total_mean'])
+        self.assertAlmostEqual(1700 / 64, summary['total_iops_mean'])
         self.assertEqual([0, 0], summary['reaction'])
         self.assertEqual(0, summary['overbooked_intervals'])
         low = scenarios.summarize(PLAN, self.series(900), 100)
