@@ -13,7 +13,7 @@ the host stops all of a guest's processes together):
 
 * 3-8 guests (3-5 with ``short``), each with one block size of
   4-256 KB;
-* 0-3 *bursters*: unpaced processes, 1-3 at a random start and 1-3
+* 0-3 *bursters*: unpaced processes, 2-4 at a random start and 2-5
   more at each of up to 4 random ramp steps on the interval grid, at
   least ``STEP_GAP_INTERVALS`` apart;
 * the others *paced*: a random demand split over processes of at most
@@ -78,7 +78,12 @@ PACED_IOPS_PER_PROC = 15.0
 # full length fit a 20-minute budget with the testbed's boot and drains.
 INTERVAL_S = 2.0
 DURATION_S = 22.0
-SHORT_DURATION_S = 18.0
+SHORT_DURATION_S = 14.0
+
+# Processes a burster starts with, and adds at each ramp step: seed
+# 000's burster ends at 10; 2-4 plus 2-5 a step reaches 4-19.
+BURST_START = (2, 4)
+BURST_STEP = (2, 5)
 
 # Fewest intervals between two ramp steps of one burster.
 STEP_GAP_INTERVALS = 3
@@ -279,7 +284,8 @@ def _rw(mix, k):
 
 
 def _burster_events(rng, name, mix, grid):
-    """Start with 1-3 processes, add 1-3 at each of 1-4 ramp steps."""
+    """Start with BURST_START processes, add BURST_STEP at each of up to
+    4 ramp steps."""
     def streams(n):
         return tuple(Stream(rng.choice(('randread', 'randwrite'))
                             if mix == 'mixed' else mix) for _ in range(n))
@@ -292,13 +298,15 @@ def _burster_events(rng, name, mix, grid):
         if t - (steps[-1] if steps else start) >= \
                 STEP_GAP_INTERVALS * INTERVAL_S:
             steps.append(t)
-    return [Event(start, name, START, streams(rng.randint(1, 3)))] + [
-        Event(t, name, START, streams(rng.randint(1, 3))) for t in steps]
+    return [Event(start, name, START, streams(rng.randint(*BURST_START)))
+            ] + [Event(t, name, START, streams(rng.randint(*BURST_STEP)))
+                 for t in steps]
 
 
 def _idle_phase(rng, names, events, grid):
     """One or two guests stop, and most start again with what they ran;
-    a burster's ramp steps while it is stopped are dropped."""
+    a burster's ramp steps while it is stopped, or too close to its
+    restart, are dropped."""
     span = grid[-1]
     out = list(events)
     for name in rng.sample(names, rng.randint(1, min(2, len(names) - 1))):
@@ -314,8 +322,9 @@ def _idle_phase(rng, names, events, grid):
         for e in sorted(out, key=lambda e: e.at_s):
             if e.guest == name and e.at_s < stop_s:
                 running += e.streams
+        gap_s = STEP_GAP_INTERVALS * INTERVAL_S
         out = [e for e in out if e.guest != name or e.at_s < stop_s or (
-            restart_s is not None and e.at_s > restart_s)]
+            restart_s is not None and e.at_s >= restart_s + gap_s)]
         out.append(Event(stop_s, name, STOP))
         if restart_s is not None:
             out.append(Event(restart_s, name, START, running))
