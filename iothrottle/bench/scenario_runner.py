@@ -102,6 +102,8 @@ class ScenarioRun(runner.Seed000Run):
     def agent(self, conn, policy_name, capacity):
         conf = runner.bench_conf(self.plan, policy_name)
         uuids = [self._tb.instance_uuid(vm.name) for vm in self.plan.vms]
+        # The measured capacity (run_policy) reaches the controller as
+        # the plan tells it; calibration's placeholder goes as it is.
         capacities = (told_capacity(self.plan, capacity, conf)
                       if capacity is self.capacity else
                       capacity_mod.CapacityTable(default=capacity,
