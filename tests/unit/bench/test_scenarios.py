@@ -200,6 +200,10 @@ class TestMetrics(testtools.TestCase):
         self.assertEqual('1/1', summary['guarantee']['targets']['satisfied'])
         self.assertEqual('0/1', summary['none']['targets']['satisfied'])
         self.assertIn('guarantee', scenarios.table(summary))
+        ratio = bad['total_iops_mean'] / good['total_iops_mean']
+        self.assertAlmostEqual(
+            ratio, summary['guarantee']['total_iops_vs_none']['min'] ** -1)
+        self.assertIn('IOPS', scenarios.plan_row(PLAN, results))
 
     def test_overbooked_targets(self):
         small = 20   # IOPS: floors of 10 + 15 overbook it
