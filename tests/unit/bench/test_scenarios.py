@@ -216,3 +216,43 @@ class TestMetrics(testtools.TestCase):
                                      small)
         t = scenarios.targets(PLAN, {'guarantee': unfair}, 'guarantee')
         self.assertFalse(t['overbooked_share'])
+
+
+class TestRunnerPieces(testtools.TestCase):
+
+    def test_told_capacity(self):
+        from oslo_config import cfg
+
+        from iothrottle.bench import scenario_runner
+        from iothrottle import conf as iothrottle_conf
+        from iothrottle.controller import model
+        conf = cfg.ConfigOpts()
+        iothrottle_conf.register_opts(conf)
+        conf([], project='iothrottle', default_config_files=[])
+        measured = model.Capacity(max_iops=95.0, max_bytes_sec=1e10)
+        told = scenario_runner.told_capacity(
+            plan([], [], capacity_factor=0.5), measured, conf)
+        self.assertEqual(47.5, told.capacity_of('any').max_iops)
+        untold = scenario_runner.told_capacity(plan([], []), measured, conf)
+        # Not told: the [storage] default, one 7200 rpm disk.
+        self.assertEqual(200.0, untold.capacity_of('any').max_iops)
+
+    def test_plan_collector_shows_only_the_plans_disks(self):
+        import types
+
+        from iothrottle.bench import scenario_runner
+        from iothrottle.compute import collector
+        from iothrottle.controller import model
+
+        def sample(uuid):
+            return model.DiskSample(instance_uuid=uuid, device='vda',
+                                    storage_domain='store', interval_s=2.0)
+
+        class Inner:
+            def collect(self):
+                return collector.Collection(
+                    1.0, (sample('a'), sample('b')),
+                    types.MappingProxyType({'a': 1, 'b': 2}), None)
+        got = scenario_runner.PlanCollector(Inner(), ['b']).collect()
+        self.assertEqual(['b'], [s.instance_uuid for s in got.samples])
+        self.assertEqual({'b': 2}, dict(got.instances))
