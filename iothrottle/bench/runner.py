@@ -166,6 +166,7 @@ class Seed000Run:
                 intervals.append(interval)
                 if on_interval is not None:
                     on_interval(policy_name, interval, report)
+                self.after_interval(tb, interval)
         finally:
             for vm in plan.vms:
                 tb.stop_load(vm.name)
@@ -182,6 +183,10 @@ class Seed000Run:
                 procs=vm.procs, max_procs=vm.max_procs, ramp_s=plan.ramp_s,
                 block_kb=plan.block_kb, rw='randwrite',
                 rate_kb_s=vm.rate_kb_s or None))
+
+    def after_interval(self, tb, interval):
+        """Called after each measured interval while the loads run
+        (seed 000's plan has nothing to do: its ramp runs in the guest)."""
 
     def _ticks(self, agent, count):
         """``count`` agent steps on a fixed grid of interval_s."""

@@ -4,6 +4,11 @@
 guarantee --json out.json --png out.png`` runs seed 000's experiment on
 the testbed (see :mod:`iothrottle.bench.seed000`) and prints a
 Table-2-like summary and whether the ``guarantee`` bar is met.
+
+``iothrottle-bench scenarios --count N --seed S --json out.json --png
+out.png`` draws N plans from seed S and runs each under ``none``,
+``paper``, ``guarantee`` and ``static`` (see
+:mod:`iothrottle.bench.scenarios`).
 """
 
 import argparse
@@ -16,6 +21,17 @@ from iothrottle.bench import seed004
 
 PROG = 'iothrottle-bench'
 POLICIES = ('none', 'paper', 'guarantee')
+SCENARIO_POLICIES = ('none', 'paper', 'guarantee', 'static')
+# Plans one scenarios run may draw: 50 full plans are ~1.5 h already.
+MAX_SCENARIO_COUNT = 50
+
+
+def _count(text):
+    value = int(text)
+    if not 1 <= value <= MAX_SCENARIO_COUNT:
+        raise argparse.ArgumentTypeError(
+            '--count must be 1-%d, got %d' % (MAX_SCENARIO_COUNT, value))
+    return value
 
 
 def parse_args(argv):
@@ -42,6 +58,21 @@ def parse_args(argv):
                          '1 2 4 8)')
     s4.add_argument('--short', action='store_true',
                     help='ratio 1 only, shorter windows (the e2e test)')
+    sc = sub.add_parser('scenarios', help='randomized plans, every policy')
+    sc.add_argument('--count', type=_count, default=10,
+                    help='plans to draw (1-50; default 10)')
+    sc.add_argument('--seed', type=int, default=0,
+                    help='seed of the draw (default 0)')
+    sc.add_argument('--policy', action='append',
+                    choices=SCENARIO_POLICIES,
+                    help='policy to run (repeatable; default: all four)')
+    sc.add_argument('--short', action='store_true',
+                    help='shorter runs, at most 5 guests (the e2e test)')
+    sc.add_argument('--json', metavar='FILE', help='write results as JSON')
+    sc.add_argument('--png', metavar='FILE',
+                    help='write the per-plan figure')
+    sc.add_argument('--dry-run', action='store_true',
+                    help='print the drawn plans and exit')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
     return parser.parse_args(argv)
@@ -92,12 +123,58 @@ def run_seed004(args, out):
     return 0
 
 
+def run_scenarios(args, out):
+    from iothrottle.bench import scenarios
+
+    plans = scenarios.draw_plans(args.count, args.seed, short=args.short)
+    if args.dry_run:
+        for plan in plans:
+            out.write(plan.describe() + '\n')
+            for e in plan.events:
+                out.write('  %5.1f s %-3s %-5s %s\n' % (
+                    e.at_s, e.guest, e.action, ' '.join(
+                        '%s@%.0f' % (s.rw, s.rate_kb_s) for s in e.streams)))
+        return 0
+    from iothrottle.bench import scenario_runner   # libvirt, testbed
+
+    policies = list(args.policy or SCENARIO_POLICIES)
+    if 'none' not in policies:
+        policies.insert(0, 'none')   # every ratio is against 'none'
+    run = scenario_runner.ScenarioRun(plans, out)
+
+    def on_plan(plan, results):
+        out.write(scenarios.plan_row(plan, results) + '\n')
+        out.flush()
+    runs = run.run(policies, on_plan=on_plan)
+    summary = scenarios.aggregate(plans, [r for r, _ in runs])
+    out.write('\n' + scenarios.table(summary) + '\n')
+    document = {
+        'seed': args.seed, 'count': args.count, 'short': args.short,
+        'capacity_iops': run.capacity.max_iops, 'summary': summary,
+        'plans': [{'index': p.index, 'describe': p.describe(),
+                   'overbooked': p.overbooked,
+                   'idle_phase': p.has_idle_phase,
+                   'capacity_factor': p.capacity_factor,
+                   'results': r,
+                   'targets': {pol: scenarios.targets(p, r, pol)
+                               for pol in r}}
+                  for p, (r, _) in zip(plans, runs)]}
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    if args.png:
+        scenario_runner.figure(args.png, plans, runs, policies)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.bench == 'seed000':
         return run_seed000(args, sys.stdout)
     if args.bench == 'seed004':
         return run_seed004(args, sys.stdout)
+    if args.bench == 'scenarios':
+        return run_scenarios(args, sys.stdout)
     from iothrottle.bench import demo
     return demo.main(sys.stdout)
 

@@ -19,8 +19,10 @@ OPTS = [
                help='Controller policy, an entry point of the '
                     '"iothrottle.policies" namespace: "guarantee" (keeps '
                     'every instance at or above its minimum guarantee), '
-                    '"paper" (Algorithm 1 of seed 000, the reference) or '
-                    '"none" (observe only).'),
+                    '"paper" (Algorithm 1 of seed 000, the reference), '
+                    '"static" (fixed caps as Nova\'s quota:disk_* would '
+                    'set them, the scenario bench\'s peer) or "none" '
+                    '(observe only).'),
     cfg.FloatOpt('interval_s',
                  default=5.0, min=0.5,
                  help='Seconds between two controller decisions; the '

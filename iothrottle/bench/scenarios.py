@@ -1,0 +1,579 @@
+"""Randomized scenarios: many plans drawn from one seed, and their metrics.
+
+``iothrottle-bench seed000`` is one plan: one burster on a store whose
+capacity the bench measures and hands to the controller.  A cloud runs
+other plans.  This module draws them (pure, deterministic in the seed)
+and scores a policy's run of each; ``iothrottle.bench.scenario_runner``
+drives the testbed.
+
+What a plan draws, within what the testbed's load generator can do
+(``loadgen.c``: processes of one block size, random reads or writes,
+each optionally paced to a rate; a guest may run several at once, and
+the host stops all of a guest's processes together):
+
+* 3-8 guests (3-5 with ``short``), each with one block size of
+  4-256 KB;
+* 0-3 *bursters*: unpaced processes, 2-4 at a random start and 2-5
+  more at each of up to 4 random ramp steps on the interval grid, at
+  least ``STEP_GAP_INTERVALS`` apart;
+* the others *paced*: a random demand split over processes of at most
+  ``PACED_IOPS_PER_PROC`` each (a synchronous stream cannot go faster
+  than the store's latency allows);
+* a read/write mix per guest: all writes, all reads, or mixed (every
+  second paced process, or each added burster process at random, reads).
+  The testbed's store charges reads and writes alike, so the mix
+  exercises the host's read and write counters, not a device whose reads
+  cost differently from its writes: the testbed cannot model that;
+* guarantees in KB/s (some guests floorless), sized as a fraction of
+  the store's nominal capacity so that most plans fit it (sum of floors
+  ``FIT_FLOORS`` of it) and about ``OVERBOOKED_PROBABILITY`` of plans
+  overbook it (``OVERBOOKED_FLOORS``);
+* about ``IDLE_PROBABILITY`` of plans have an idle phase: one or two
+  guests stop, and most start again later;
+* the capacity the controller is told: the measured one times a
+  log-uniform factor in [0.5, 2], or (``UNTOLD_PROBABILITY``) none at all,
+  leaving the ``[storage]`` default (one 7200 rpm disk).
+
+Metrics (per run of one policy on one plan), in the counted intervals of
+``iothrottle.bench.seed000.counted`` (two intervals after every event are
+skipped):
+
+* each guest's *need* in an interval: ``min(demand, guarantee)`` while it
+  runs; when the floors in demand exceed the store's measured capacity
+  (the interval is *overbooked*), the capacity is shared in proportion
+  to the floors, as mClock shares reservations (water-filled: a guest
+  needing less than its share gets its need, the rest is shared again);
+  needs are compared in requests, since the store charges per request;
+* *satisfied fraction* of a guest: counted intervals with need > 0 in
+  which it got at least 95 % of its need; the *worst guest's* is the
+  minimum over the guests;
+* *reaction time*: for each burst step (a burster starting or adding
+  processes), the intervals from the step until every need is met again
+  (0: never broken; None: not met before the next event or the end);
+* overbooked intervals: each guaranteed guest's mean throughput over its
+  mean share (target >= 95 %), and the share of the capacity floorless
+  guests took (target: cut to the minimum cap, <= ``FLOORLESS_MAX``).
+"""
+
+import dataclasses
+import math
+import random
+
+from iothrottle.bench import seed000
+
+# The testbed store of the scenarios: 10 ms per request, 100 requests/s
+# nominal (the seed-000 store); plans are drawn against this figure and
+# scored against the measured one.
+DELAY_MS = 10.0
+NOMINAL_IOPS = 1000.0 / DELAY_MS
+
+# Block sizes a guest may use, KB: a page to a large merged request.
+BLOCK_SIZES_KB = (4, 8, 16, 32, 64, 128, 256)
+
+# Requests/s one paced process may be asked for: a synchronous stream at
+# ~40 ms of queueing (a busy store) manages ~25; 15 leaves it slack.
+PACED_IOPS_PER_PROC = 15.0
+
+# Interval grid, and run length per plan (full, short): 40 runs of the
+# full length fit a 20-minute budget with the testbed's boot and drains.
+INTERVAL_S = 2.0
+DURATION_S = 22.0
+SHORT_DURATION_S = 14.0
+
+# Processes a burster starts with, and adds at each ramp step: seed
+# 000's burster ends at 10; 2-4 plus 2-5 a step reaches 4-19.
+BURST_START = (2, 4)
+BURST_STEP = (2, 5)
+
+# Fewest intervals between two ramp steps of one burster.
+STEP_GAP_INTERVALS = 3
+
+# Fraction of plans that overbook the store with floors, that have an
+# idle phase, and whose controller is told no capacity at all.
+OVERBOOKED_PROBABILITY = 0.3
+IDLE_PROBABILITY = 0.5
+UNTOLD_PROBABILITY = 0.2
+
+# Sum of the floors, as a fraction of nominal capacity: plans that fit
+# stay clear of the 0.9 border; overbooked ones exceed the store.
+FIT_FLOORS = (0.3, 0.7)
+OVERBOOKED_FLOORS = (1.15, 1.5)
+
+# Bounds of the told capacity's error factor (log-uniform between).
+TOLD_FACTOR = (0.5, 2.0)
+
+# Overbooked target: floorless guests together take at most this
+# fraction of the capacity (a few minimum caps).
+FLOORLESS_MAX = 0.05
+
+# The issue's targets: satisfaction, reaction p95 (intervals), total vs
+# the uncontrolled run, and each guaranteed guest's overbooked share.
+TARGET_SATISFIED = 0.95
+TARGET_REACTION_P95 = 2
+TARGET_TOTAL_VS_NONE = 0.97
+TARGET_OVERBOOKED_SHARE = 0.95
+
+START, STOP = 'start', 'stop'
+
+
+@dataclasses.dataclass(frozen=True)
+class Stream:
+    """One load generator process: ``rw`` randread or randwrite, paced
+    to ``rate_kb_s`` (0: as fast as it can)."""
+    rw: str
+    rate_kb_s: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    """At ``at_s``, ``guest`` starts ``streams`` (added to what it runs)
+    or stops everything it runs."""
+    at_s: float
+    guest: str
+    action: str
+    streams: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class GuestPlan:
+    name: str
+    flavor: str
+    block_kb: int
+    guarantee_kb_s: float      # 0 = floorless
+    burster: bool
+    mix: str                   # randwrite, randread or mixed
+
+
+@dataclasses.dataclass(frozen=True)
+class ScenarioPlan:
+    """One drawn plan.  ``vms``, ``interval_s``, ``lease_s``,
+    ``paper_cap_time_s``, ``block_kb`` and ``duration_s`` are what
+    ``iothrottle.bench.runner`` reads of a plan."""
+    seed: int
+    index: int
+    vms: tuple
+    events: tuple
+    capacity_factor: float = None    # None: the controller is not told
+    overbooked: bool = False
+    interval_s: float = INTERVAL_S
+    duration_s: float = DURATION_S
+    delay_ms: float = DELAY_MS
+    lease_s: float = 10.0
+    paper_cap_time_s: float = 24.0
+    block_kb: int = 64               # the store's calibration load
+
+    def guest(self, name):
+        return next(vm for vm in self.vms if vm.name == name)
+
+    def step_times_s(self):
+        """Every event time (what ``seed000.counted`` skips after)."""
+        return sorted({e.at_s for e in self.events})
+
+    def burst_steps_s(self):
+        """Times at which a burster starts or adds processes."""
+        return sorted({e.at_s for e in self.events if e.action == START
+                       and self.guest(e.guest).burster})
+
+    @property
+    def has_idle_phase(self):
+        return any(e.action == STOP for e in self.events)
+
+    def streams_at(self, at_s):
+        """{guest: tuple of Streams} running just after ``at_s``."""
+        running = {vm.name: () for vm in self.vms}
+        for e in sorted(self.events, key=lambda e: e.at_s):
+            if e.at_s > at_s:
+                break
+            running[e.guest] = (running[e.guest] + e.streams
+                                if e.action == START else ())
+        return running
+
+    def demand_kb_s(self, at_s):
+        """{guest: demand} at ``at_s``: inf with an unpaced process."""
+        out = {}
+        for name, streams in self.streams_at(at_s).items():
+            if any(s.rate_kb_s <= 0 for s in streams):
+                out[name] = math.inf
+            else:
+                out[name] = sum(s.rate_kb_s for s in streams)
+        return out
+
+    def describe(self):
+        told = ('not told ([storage] default)'
+                if self.capacity_factor is None
+                else 'told x%.2f' % self.capacity_factor)
+        return ('plan %d: %d guests (%d bursters), %s, %s%s' % (
+            self.index, len(self.vms),
+            sum(vm.burster for vm in self.vms), told,
+            'overbooked' if self.overbooked else 'fits',
+            ', idle phase' if self.has_idle_phase else ''))
+
+
+# -- drawing ---------------------------------------------------------------
+
+def draw_plans(count, seed, short=False):
+    """``count`` plans drawn from ``seed`` (the same plans every time)."""
+    return [draw_plan(seed, index, short) for index in range(count)]
+
+
+def draw_plan(seed, index, short=False):
+    """Plan ``index`` of ``seed``; see the module docstring."""
+    rng = random.Random('iothrottle-scenario/%d/%d' % (seed, index))
+    duration_s = SHORT_DURATION_S if short else DURATION_S
+    grid = [k * INTERVAL_S for k in range(int(duration_s / INTERVAL_S))]
+    count = rng.randint(3, 5 if short else 8)
+    bursters = rng.randint(0, min(3, count - 1))
+    overbooked = rng.random() < OVERBOOKED_PROBABILITY
+    untold = rng.random() < UNTOLD_PROBABILITY
+    factor = None if untold else math.exp(rng.uniform(
+        math.log(TOLD_FACTOR[0]), math.log(TOLD_FACTOR[1])))
+    floors_total = rng.uniform(*(OVERBOOKED_FLOORS if overbooked
+                                 else FIT_FLOORS)) * NOMINAL_IOPS
+    kinds = []
+    for k in range(count):
+        burster = k < bursters
+        # At least two guaranteed guests; then 1 in 3 bursters and 1 in 5
+        # paced guests are floorless.
+        floorless = k >= 2 and rng.random() < (0.33 if burster else 0.2)
+        kinds.append((burster, floorless, rng.uniform(0.5, 2.0)))
+    weight_total = sum(w for _, floorless, w in kinds if not floorless)
+    vms, events = [], []
+    for k, (burster, floorless, weight) in enumerate(kinds):
+        name = 'g%d' % (k + 1)
+        block_kb = rng.choice(BLOCK_SIZES_KB)
+        mix = rng.choice(('randwrite', 'randread', 'mixed'))
+        floor_iops = 0.0 if floorless else (
+            weight / weight_total * floors_total)
+        vms.append(GuestPlan(name, 'scn.' + name, block_kb,
+                             round(floor_iops * block_kb, 1), burster, mix))
+        if burster:
+            events.extend(_burster_events(rng, name, mix, grid))
+        else:
+            demand_iops = _paced_demand_iops(rng, floor_iops, overbooked)
+            events.append(Event(0.0, name, START, _paced_streams(
+                mix, demand_iops, block_kb)))
+    if rng.random() < IDLE_PROBABILITY:
+        events = _idle_phase(rng, [vm.name for vm in vms], events, grid)
+    return ScenarioPlan(seed=seed, index=index, vms=tuple(vms),
+                        events=tuple(sorted(events, key=lambda e: e.at_s)),
+                        capacity_factor=factor, overbooked=overbooked,
+                        duration_s=duration_s)
+
+
+def _paced_demand_iops(rng, floor_iops, overbooked):
+    if floor_iops <= 0:
+        return rng.uniform(0.05, 0.2) * NOMINAL_IOPS
+    if not overbooked and rng.random() < 0.2:
+        return floor_iops * rng.uniform(0.5, 0.9)   # needs less than floor
+    return min(floor_iops / rng.uniform(0.6, 1.0), 0.6 * NOMINAL_IOPS)
+
+
+def _paced_streams(mix, demand_iops, block_kb):
+    """Processes of at most PACED_IOPS_PER_PROC sharing the demand."""
+    procs = max(1, math.ceil(demand_iops / PACED_IOPS_PER_PROC))
+    if mix == 'mixed':
+        procs = max(procs, 2)
+    rate_kb_s = demand_iops * block_kb / procs
+    return tuple(Stream(_rw(mix, k), rate_kb_s) for k in range(procs))
+
+
+def _rw(mix, k):
+    if mix == 'mixed':
+        return 'randread' if k % 2 else 'randwrite'
+    return mix
+
+
+def _burster_events(rng, name, mix, grid):
+    """Start with BURST_START processes, add BURST_STEP at each of up to
+    4 ramp steps."""
+    def streams(n):
+        return tuple(Stream(rng.choice(('randread', 'randwrite'))
+                            if mix == 'mixed' else mix) for _ in range(n))
+    start = rng.choice(grid[:len(grid) // 3])
+    later = [t for t in grid if t > start and t <= grid[-1] - 2 * INTERVAL_S]
+    steps = []
+    for t in sorted(rng.sample(later, min(len(later), rng.randint(1, 4)))):
+        # Steps at least STEP_GAP_INTERVALS apart: a reaction is measured
+        # up to the next event, and needs room to show.
+        if t - (steps[-1] if steps else start) >= \
+                STEP_GAP_INTERVALS * INTERVAL_S:
+            steps.append(t)
+    return [Event(start, name, START, streams(rng.randint(*BURST_START)))
+            ] + [Event(t, name, START, streams(rng.randint(*BURST_STEP)))
+                 for t in steps]
+
+
+def _idle_phase(rng, names, events, grid):
+    """One or two guests stop, and most start again with what they ran;
+    a burster's ramp steps while it is stopped, or too close to its
+    restart, are dropped."""
+    span = grid[-1]
+    out = list(events)
+    for name in rng.sample(names, rng.randint(1, min(2, len(names) - 1))):
+        starts = [e.at_s for e in out if e.guest == name]
+        stop_s = rng.choice([t for t in grid
+                             if 0.25 * span <= t <= 0.5 * span
+                             and t > min(starts)])
+        restart_s = stop_s + rng.choice((0.3, 0.4)) * span
+        restart_s = INTERVAL_S * round(restart_s / INTERVAL_S)
+        if restart_s > span - 2 * INTERVAL_S or rng.random() < 0.25:
+            restart_s = None   # stays idle to the end
+        running = ()
+        for e in sorted(out, key=lambda e: e.at_s):
+            if e.guest == name and e.at_s < stop_s:
+                running += e.streams
+        gap_s = STEP_GAP_INTERVALS * INTERVAL_S
+        out = [e for e in out if e.guest != name or e.at_s < stop_s or (
+            restart_s is not None and e.at_s >= restart_s + gap_s)]
+        out.append(Event(stop_s, name, STOP))
+        if restart_s is not None:
+            out.append(Event(restart_s, name, START, running))
+    return out
+
+
+# -- metrics ---------------------------------------------------------------
+
+def entitlements(claims, floors, capacity):
+    """Each claim's share of ``capacity`` when the claims exceed it: in
+    proportion to ``floors``, water-filled (a claim below its share gets
+    the claim, the rest is shared again).  All in one unit (requests/s);
+    claims that fit are returned as they are."""
+    if sum(claims) <= capacity:
+        return list(claims)
+    out = [0.0] * len(claims)
+    open_ = [i for i, c in enumerate(claims) if c > 0]
+    left = capacity
+    while open_:
+        weight = sum(floors[i] for i in open_)
+        level = left / weight if weight > 0 else 0.0
+        settled = [i for i in open_ if claims[i] <= level * floors[i]]
+        if not settled:
+            for i in open_:
+                out[i] = level * floors[i]
+            break
+        for i in settled:
+            out[i] = claims[i]
+            left -= claims[i]
+        open_ = [i for i in open_ if i not in settled]
+    return out
+
+
+def needs_kb_s(plan, interval, capacity_iops):
+    """({guest: need KB/s}, overbooked) for one interval: what each
+    running guaranteed guest must get (see the module docstring)."""
+    demand = plan.demand_kb_s(interval.end_s - interval.length_s / 2)
+    names, claims, floors = [], [], []
+    for vm in plan.vms:
+        if vm.guarantee_kb_s <= 0 or demand[vm.name] <= 0:
+            continue
+        names.append(vm.name)
+        claims.append(min(demand[vm.name], vm.guarantee_kb_s) / vm.block_kb)
+        floors.append(vm.guarantee_kb_s / vm.block_kb)
+    shares = entitlements(claims, floors, capacity_iops)
+    overbooked = sum(claims) > capacity_iops
+    return ({n: s * plan.guest(n).block_kb for n, s in zip(names, shares)},
+            overbooked)
+
+
+def _met(interval, needs):
+    return all(interval.kb_s.get(n, 0.0) >= TARGET_SATISFIED * need
+               for n, need in needs.items())
+
+
+def reaction_intervals(plan, intervals, capacity_iops):
+    """Per burst step, the intervals until every need is met again (None:
+    not before the next event or the end of the run)."""
+    events = plan.step_times_s()
+    out = []
+    for step_s in plan.burst_steps_s():
+        later = [t for t in events if t > step_s]
+        until_s = later[0] if later else math.inf
+        window = [i for i in intervals
+                  if step_s < i.end_s - 1e-9 <= until_s]
+        reaction = None
+        for k, interval in enumerate(window):
+            if _met(interval, needs_kb_s(plan, interval, capacity_iops)[0]):
+                reaction = k
+                break
+        out.append(reaction)
+    return out
+
+
+def summarize(plan, intervals, capacity_iops):
+    """One policy's run of one plan: the JSON row of the bench."""
+    scored = [i for i in intervals if seed000.counted(plan, i)]
+    judged = [(i,) + needs_kb_s(plan, i, capacity_iops) for i in scored]
+    rows = []
+    for vm in plan.vms:
+        ok = [i.kb_s.get(vm.name, 0.0) >= TARGET_SATISFIED * needs[vm.name]
+              for i, needs, _ in judged if needs.get(vm.name, 0) > 0]
+        over = [(i.kb_s.get(vm.name, 0.0), needs[vm.name])
+                for i, needs, overbooked in judged
+                if overbooked and needs.get(vm.name, 0) > 0]
+        rows.append({
+            'name': vm.name, 'block_kb': vm.block_kb, 'mix': vm.mix,
+            'burster': vm.burster, 'guarantee': vm.guarantee_kb_s,
+            'mean': _mean(i.kb_s.get(vm.name, 0.0) for i in intervals),
+            'satisfied_fraction': sum(ok) / len(ok) if ok else None,
+            'overbooked_share': (sum(g for g, _ in over)
+                                 / sum(n for _, n in over)) if over else None,
+        })
+    over_intervals = [i for i, _, overbooked in judged if overbooked]
+    floorless = [vm for vm in plan.vms if vm.guarantee_kb_s <= 0]
+    satisfied = [r['satisfied_fraction'] for r in rows
+                 if r['satisfied_fraction'] is not None]
+    shares = [r['overbooked_share'] for r in rows
+              if r['overbooked_share'] is not None]
+    reactions = reaction_intervals(plan, intervals, capacity_iops)
+    return {
+        'vms': rows,
+        'total_mean': _mean(sum(i.kb_s.values()) for i in intervals),
+        # Requests/s: what the store charges for, whatever the sizes.
+        'total_iops_mean': _mean(
+            sum(i.kb_s.get(vm.name, 0.0) / vm.block_kb for vm in plan.vms)
+            for i in intervals),
+        'worst_satisfied': min(satisfied) if satisfied else None,
+        'reaction': reactions,
+        'reaction_p95': percentile(reactions, 95),
+        'overbooked_intervals': len(over_intervals),
+        'overbooked_share_min': min(shares) if shares else None,
+        'floorless_share': _mean(
+            sum(i.kb_s.get(vm.name, 0.0) / vm.block_kb for vm in floorless)
+            / capacity_iops for i in over_intervals)
+        if over_intervals and floorless else None,
+        'intervals': len(intervals), 'scored_intervals': len(scored),
+    }
+
+
+def percentile(values, pct):
+    """Nearest-rank percentile; None (never met) ranks above everything
+    and is returned as None; None for no values."""
+    if not values:
+        return None
+    ranked = sorted(values, key=lambda v: math.inf if v is None else v)
+    return ranked[max(0, math.ceil(pct / 100 * len(ranked)) - 1)]
+
+
+def targets(plan, results, policy):
+    """The issue's targets for ``policy`` on one plan: {target: bool},
+    only those that apply to it."""
+    r = results[policy]
+    out = {}
+    if r['overbooked_intervals'] == 0:
+        out['satisfied'] = (r['worst_satisfied'] is None
+                            or r['worst_satisfied'] >= TARGET_SATISFIED)
+        p95 = r['reaction_p95']
+        out['reaction'] = (not r['reaction']) or (
+            p95 is not None and p95 <= TARGET_REACTION_P95)
+        if 'none' in results:
+            out['total'] = (r['total_mean'] >= TARGET_TOTAL_VS_NONE
+                            * results['none']['total_mean'])
+    else:
+        out['overbooked_share'] = (
+            r['overbooked_share_min'] is None
+            or r['overbooked_share_min'] >= TARGET_OVERBOOKED_SHARE)
+        out['floorless_cut'] = (r['floorless_share'] is None
+                                or r['floorless_share'] <= FLOORLESS_MAX)
+    if plan.has_idle_phase and 'static' in results and policy != 'static':
+        s = results['static']
+        out['beats_static_total'] = r['total_mean'] > s['total_mean']
+        out['static_satisfaction'] = _at_least(r['worst_satisfied'],
+                                               s['worst_satisfied'])
+    return out
+
+
+def _at_least(a, b):
+    return b is None or (a is not None and a >= b)
+
+
+def aggregate(plans, runs):
+    """Per policy over plans: ``runs`` is one {policy: summary} per plan.
+    Distributions of the worst guest's satisfaction and total vs none,
+    pooled reaction percentiles, and how many plans meet each target."""
+    policies = list(runs[0]) if runs else []
+    out = {}
+    for policy in policies:
+        worst = [r[policy]['worst_satisfied'] for r in runs
+                 if r[policy]['worst_satisfied'] is not None]
+        ratio = [r[policy]['total_mean'] / r['none']['total_mean']
+                 for r in runs if 'none' in r
+                 and r['none']['total_mean'] > 0]
+        ratio_iops = [r[policy]['total_iops_mean']
+                      / r['none']['total_iops_mean'] for r in runs
+                      if 'none' in r and r['none']['total_iops_mean'] > 0]
+        reactions = [x for r in runs for x in r[policy]['reaction']]
+        met, applicable = {}, {}
+        for plan, r in zip(plans, runs):
+            for name, ok in targets(plan, r, policy).items():
+                applicable[name] = applicable.get(name, 0) + 1
+                met[name] = met.get(name, 0) + int(ok)
+        out[policy] = {
+            'worst_satisfied': _distribution(worst),
+            'total_vs_none': _distribution(ratio),
+            # The same in requests/s: a policy that moves capacity from
+            # large-block to small-block guests moves fewer KB, not less
+            # work, on this store.
+            'total_iops_vs_none': _distribution(ratio_iops),
+            'reaction_p50': percentile(reactions, 50),
+            'reaction_p95': percentile(reactions, 95),
+            'reaction_never': sum(x is None for x in reactions),
+            'burst_steps': len(reactions),
+            'targets': {n: '%d/%d' % (met[n], applicable[n])
+                        for n in applicable},
+        }
+    return out
+
+
+def _distribution(values):
+    if not values:
+        return None
+    return {'min': min(values), 'p50': percentile(values, 50),
+            'mean': _mean(values), 'max': max(values),
+            'values': list(values)}
+
+
+def _mean(values):
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def plan_row(plan, results):
+    """One line per policy for one plan (the live report)."""
+    lines = [plan.describe()]
+    for policy, r in results.items():
+        lines.append(
+            '  %-10s worst satisfied %5s  total %6.0f KB/s %5.1f IOPS'
+            '  reaction %s  overbooked share %s  targets %s' % (
+                policy, _pct(r['worst_satisfied']), r['total_mean'],
+                r['total_iops_mean'],
+                r['reaction'], _pct(r['overbooked_share_min']),
+                ' '.join('%s=%s' % (k, 'ok' if v else 'MISSED')
+                         for k, v in targets(plan, results,
+                                             policy).items()) or '-'))
+    return '\n'.join(lines)
+
+
+def table(summary):
+    """The per-policy summary over plans, as text."""
+    lines = ['%-10s %18s %18s %18s %9s %9s  %s' % (
+        'policy', 'worst sat min/p50', 'KB/s vs none', 'IOPS vs none',
+        'react p50', 'react p95', 'targets met (plans)')]
+    for policy, a in summary.items():
+        w, t = a['worst_satisfied'], a['total_vs_none']
+        n = a['total_iops_vs_none']
+        lines.append('%-10s %18s %18s %18s %9s %9s  %s' % (
+            policy,
+            '%s / %s' % (_pct(w and w['min']), _pct(w and w['p50'])),
+            '%s / %s' % (_pct(t and t['min']), _pct(t and t['p50'])),
+            '%s / %s' % (_pct(n and n['min']), _pct(n and n['p50'])),
+            _intervals(a['reaction_p50']), _intervals(a['reaction_p95']),
+            ' '.join('%s %s' % kv for kv in a['targets'].items())))
+    return '\n'.join(lines)
+
+
+def _pct(value):
+    return '-' if value is None else '%.0f%%' % (value * 100)
+
+
+def _intervals(value):
+    return 'never' if value is None else '%d' % value

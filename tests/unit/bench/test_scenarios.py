@@ -1,0 +1,258 @@
+import json
+import math
+
+import testtools
+
+from iothrottle.bench import scenarios
+from iothrottle.bench import seed000
+
+S = scenarios.Stream
+
+
+def interval(end_s, **kb_s):
+    return seed000.Interval(end_s=end_s, length_s=2.0, kb_s=kb_s,
+                            latency_ms=20.0)
+
+
+def plan(vms, events, **kw):
+    return scenarios.ScenarioPlan(seed=0, index=0, vms=tuple(vms),
+                                  events=tuple(events), **kw)
+
+
+def vm(name, guarantee_kb_s, burster=False, block_kb=64):
+    return scenarios.GuestPlan(name, 'scn.' + name, block_kb,
+                               guarantee_kb_s, burster, 'randwrite')
+
+
+E = scenarios.Event
+START, STOP = scenarios.START, scenarios.STOP
+
+# A burster b (floor 640 KB/s = 10 IOPS) stepping at 0 and 8 s, a paced
+# guest p at 1280 KB/s (20 IOPS at 64 KB) guaranteed 960, idle 12-16 s.
+PLAN = plan([vm('b', 640, burster=True), vm('p', 960)], [
+    E(0.0, 'b', START, (S('randwrite'),)),
+    E(0.0, 'p', START, (S('randwrite', 640), S('randread', 640))),
+    E(8.0, 'b', START, (S('randwrite'), S('randwrite'))),
+    E(12.0, 'p', STOP),
+    E(16.0, 'p', START, (S('randwrite', 640), S('randread', 640))),
+], duration_s=22.0)
+
+
+class TestDraw(testtools.TestCase):
+
+    def test_same_seed_same_plans_other_seed_other_plans(self):
+        a = scenarios.draw_plans(10, seed=3)
+        self.assertEqual(a, scenarios.draw_plans(10, seed=3))
+        self.assertNotEqual(a, scenarios.draw_plans(10, seed=4))
+        # Plan k does not depend on how many plans are drawn.
+        self.assertEqual(a[:4], scenarios.draw_plans(4, seed=3))
+
+    def test_plans_stay_within_what_the_testbed_can_do(self):
+        for short in (False, True):
+            for p in scenarios.draw_plans(40, seed=11, short=short):
+                self.assertTrue(3 <= len(p.vms) <= (5 if short else 8))
+                self.assertLessEqual(sum(v.burster for v in p.vms), 3)
+                names = {v.name for v in p.vms}
+                for v in p.vms:
+                    self.assertIn(v.block_kb, scenarios.BLOCK_SIZES_KB)
+                    self.assertGreaterEqual(v.guarantee_kb_s, 0)
+                for e in p.events:
+                    self.assertIn(e.guest, names)
+                    self.assertLess(e.at_s, p.duration_s)
+                    self.assertEqual(0, e.at_s % p.interval_s)
+                    for s in e.streams:
+                        self.assertIn(s.rw, ('randread', 'randwrite'))
+                        rate_iops = s.rate_kb_s / p.guest(e.guest).block_kb
+                        self.assertLessEqual(
+                            rate_iops, scenarios.PACED_IOPS_PER_PROC + 1e-9)
+                        # Bursters are unpaced, paced guests paced.
+                        self.assertEqual(p.guest(e.guest).burster,
+                                         s.rate_kb_s == 0)
+                if p.capacity_factor is not None:
+                    self.assertTrue(0.5 <= p.capacity_factor <= 2.0)
+
+    def test_the_draw_covers_the_issue(self):
+        plans = scenarios.draw_plans(40, seed=1)
+        overbooked = sum(p.overbooked for p in plans)
+        # Some plans overbooked, most not.
+        self.assertTrue(0 < overbooked < 20, overbooked)
+        self.assertTrue(any(p.has_idle_phase for p in plans))
+        self.assertTrue(any(p.capacity_factor is None for p in plans))
+        self.assertTrue(any(p.capacity_factor < 1 for p in plans
+                            if p.capacity_factor))
+        self.assertTrue(any(p.capacity_factor > 1 for p in plans
+                            if p.capacity_factor))
+        self.assertEqual({0, 1, 2, 3},
+                         {sum(v.burster for v in p.vms) for p in plans})
+        mixes = {v.mix for p in plans for v in p.vms}
+        self.assertEqual({'randread', 'randwrite', 'mixed'}, mixes)
+
+    def test_overbooked_plans_claim_more_than_the_store(self):
+        for p in scenarios.draw_plans(40, seed=2):
+            demand = p.demand_kb_s(p.duration_s - 1)
+            claims = sum(min(demand[v.name], v.guarantee_kb_s) / v.block_kb
+                         for v in p.vms)
+            floors = sum(v.guarantee_kb_s / v.block_kb for v in p.vms)
+            if p.overbooked:
+                self.assertGreater(floors, scenarios.NOMINAL_IOPS)
+            else:
+                self.assertLess(claims, 0.9 * scenarios.NOMINAL_IOPS)
+
+    def test_burst_steps_are_spaced(self):
+        for p in scenarios.draw_plans(20, seed=5):
+            for v in p.vms:
+                if not v.burster:
+                    continue
+                times = sorted(e.at_s for e in p.events
+                               if e.guest == v.name and e.action == START)
+                for a, b in zip(times, times[1:]):
+                    self.assertGreaterEqual(
+                        b - a, scenarios.STEP_GAP_INTERVALS * p.interval_s)
+
+
+class TestPlan(testtools.TestCase):
+
+    def test_demand_follows_the_events(self):
+        self.assertEqual({'b': math.inf, 'p': 1280}, PLAN.demand_kb_s(1))
+        self.assertEqual({'b': math.inf, 'p': 0}, PLAN.demand_kb_s(13))
+        self.assertEqual(3, len(PLAN.streams_at(9)['b']))
+        self.assertEqual([0.0, 8.0], PLAN.burst_steps_s())
+        self.assertEqual([0.0, 8.0, 12.0, 16.0], PLAN.step_times_s())
+        self.assertTrue(PLAN.has_idle_phase)
+
+
+class TestMetrics(testtools.TestCase):
+
+    def test_entitlements_share_by_floor_when_overbooked(self):
+        # Fits: claims as they are.
+        self.assertEqual([3, 4], scenarios.entitlements([3, 4], [3, 4], 10))
+        # Floors 60 and 40 of 50: shares 30 and 20.
+        self.assertEqual([30, 20],
+                         scenarios.entitlements([60, 40], [60, 40], 50))
+        # A claim below its share keeps its claim; the rest is shared.
+        shares = scenarios.entitlements([5, 60, 60], [40, 60, 60], 65)
+        self.assertEqual(5, shares[0])
+        self.assertAlmostEqual(30, shares[1])
+        self.assertAlmostEqual(30, shares[2])
+
+    def test_needs_and_idle_guests(self):
+        needs, over = scenarios.needs_kb_s(PLAN, interval(6), 100)
+        self.assertEqual({'b': 640, 'p': 960}, needs)
+        self.assertFalse(over)
+        needs, _ = scenarios.needs_kb_s(PLAN, interval(14), 100)
+        self.assertEqual({'b': 640}, needs)   # p is idle
+        # A store of 20 IOPS: floors of 10 + 15 IOPS are overbooked.
+        needs, over = scenarios.needs_kb_s(PLAN, interval(6), 20)
+        self.assertTrue(over)
+        self.assertAlmostEqual(20 * 64 * 10 / 25, needs['b'])
+        self.assertAlmostEqual(20 * 64 * 15 / 25, needs['p'])
+
+    def test_reaction_counts_intervals_until_every_need_is_met(self):
+        ok = dict(b=700, p=1000)
+        bad = dict(b=700, p=500)
+        series = [interval(2, **bad), interval(4, **ok), interval(6, **ok),
+                  interval(8, **ok), interval(10, **bad),
+                  interval(12, **bad)]
+        # Step 0: one bad interval; step 8: never met before 12 s.
+        self.assertEqual([1, None],
+                         scenarios.reaction_intervals(PLAN, series, 100))
+        series[-1] = interval(12, **ok)
+        self.assertEqual([1, 1],
+                         scenarios.reaction_intervals(PLAN, series, 100))
+
+    def test_percentile_ranks_never_last(self):
+        self.assertEqual(1, scenarios.percentile([0, 1, 2, 3], 50))
+        self.assertIsNone(scenarios.percentile([0, None], 95))
+        self.assertEqual(0, scenarios.percentile([0, None], 50))
+        self.assertIsNone(scenarios.percentile([], 50))
+
+    def series(self, p_kb_s, b_kb_s=700):
+        return [interval(t, b=b_kb_s, p=p_kb_s) for t in range(2, 23, 2)]
+
+    def test_summary_counts_like_seed000_and_is_json(self):
+        summary = scenarios.summarize(PLAN, self.series(1000), 100)
+        json.dumps(summary)
+        # Counted: 6, 12 (p idle: only b) and 22 (others settle after
+        # the events at 0, 8, 12 and 16 s).
+        self.assertEqual(3, summary['scored_intervals'])
+        self.assertEqual(1.0, summary['worst_satisfied'])
+        self.assertAlmostEqual(1700, summary['total_mean'])
+        self.assertAlmostEqual(1700 / 64, summary['total_iops_mean'])
+        self.assertEqual([0, 0], summary['reaction'])
+        self.assertEqual(0, summary['overbooked_intervals'])
+        low = scenarios.summarize(PLAN, self.series(900), 100)
+        self.assertEqual(0.0, low['worst_satisfied'])
+
+    def test_targets(self):
+        good = scenarios.summarize(PLAN, self.series(1000), 100)
+        bad = scenarios.summarize(PLAN, self.series(500, b_kb_s=2000), 100)
+        static = dict(good, total_mean=good['total_mean'] - 1)
+        results = {'none': bad, 'guarantee': good, 'static': static}
+        t = scenarios.targets(PLAN, results, 'guarantee')
+        self.assertEqual({'satisfied': True, 'reaction': True,
+                          'total': False, 'beats_static_total': True,
+                          'static_satisfaction': True}, t)
+        t = scenarios.targets(PLAN, results, 'none')
+        self.assertFalse(t['satisfied'])
+        self.assertFalse(t['reaction'])
+        self.assertFalse(t['static_satisfaction'])
+        summary = scenarios.aggregate([PLAN], [results])
+        self.assertEqual('1/1', summary['guarantee']['targets']['satisfied'])
+        self.assertEqual('0/1', summary['none']['targets']['satisfied'])
+        self.assertIn('guarantee', scenarios.table(summary))
+        ratio = bad['total_iops_mean'] / good['total_iops_mean']
+        self.assertAlmostEqual(
+            ratio, summary['guarantee']['total_iops_vs_none']['min'] ** -1)
+        self.assertIn('IOPS', scenarios.plan_row(PLAN, results))
+
+    def test_overbooked_targets(self):
+        small = 20   # IOPS: floors of 10 + 15 overbook it
+        fair = scenarios.summarize(PLAN, self.series(770, b_kb_s=520), small)
+        self.assertGreater(fair['overbooked_intervals'], 0)
+        self.assertGreaterEqual(fair['overbooked_share_min'], 0.95)
+        t = scenarios.targets(PLAN, {'guarantee': fair}, 'guarantee')
+        self.assertTrue(t['overbooked_share'])
+        unfair = scenarios.summarize(PLAN, self.series(400, b_kb_s=900),
+                                     small)
+        t = scenarios.targets(PLAN, {'guarantee': unfair}, 'guarantee')
+        self.assertFalse(t['overbooked_share'])
+
+
+class TestRunnerPieces(testtools.TestCase):
+
+    def test_told_capacity(self):
+        from oslo_config import cfg
+
+        from iothrottle.bench import scenario_runner
+        from iothrottle import conf as iothrottle_conf
+        from iothrottle.controller import model
+        conf = cfg.ConfigOpts()
+        iothrottle_conf.register_opts(conf)
+        conf([], project='iothrottle', default_config_files=[])
+        measured = model.Capacity(max_iops=95.0, max_bytes_sec=1e10)
+        told = scenario_runner.told_capacity(
+            plan([], [], capacity_factor=0.5), measured, conf)
+        self.assertEqual(47.5, told.capacity_of('any').max_iops)
+        untold = scenario_runner.told_capacity(plan([], []), measured, conf)
+        # Not told: the [storage] default, one 7200 rpm disk.
+        self.assertEqual(200.0, untold.capacity_of('any').max_iops)
+
+    def test_plan_collector_shows_only_the_plans_disks(self):
+        import types
+
+        from iothrottle.bench import scenario_runner
+        from iothrottle.compute import collector
+        from iothrottle.controller import model
+
+        def sample(uuid):
+            return model.DiskSample(instance_uuid=uuid, device='vda',
+                                    storage_domain='store', interval_s=2.0)
+
+        class Inner:
+            def collect(self):
+                return collector.Collection(
+                    1.0, (sample('a'), sample('b')),
+                    types.MappingProxyType({'a': 1, 'b': 2}), None)
+        got = scenario_runner.PlanCollector(Inner(), ['b']).collect()
+        self.assertEqual(['b'], [s.instance_uuid for s in got.samples])
+        self.assertEqual({'b': 2}, dict(got.instances))
