@@ -2,6 +2,7 @@
 
 import datetime
 
+import sqlalchemy as sa
 import testtools
 
 from iothrottle.controller import model
@@ -200,7 +201,7 @@ class TestDecisions(DatabaseTestCase):
             decided_at=T0))
         later = T0 + datetime.timedelta(seconds=5)
         api.record_decisions(self.engine, self.KEY, self.decisions()[:1],
-                             'guarantee', decided_at=later)
+                             'guarantee', decided_at=later, heartbeat_s=0)
         records = api.decisions_for_instance(self.engine, UUID)
         self.assertEqual([later, T0, T0],
                          [record.decided_at for record in records])
@@ -243,3 +244,63 @@ class TestDecisions(DatabaseTestCase):
             self.engine, T0 + datetime.timedelta(days=7)))
         self.assertEqual(2, len(api.decisions_for_instance(self.engine,
                                                            UUID)))
+
+
+class TestDecisionRetention(DatabaseTestCase):
+    """Only changes are stored, plus a heartbeat."""
+
+    KEY = 'rbd:ceph/volumes'
+
+    def round_(self, cap_iops=200, disks=3):
+        return [model.Decision('%08d-0000-4000-8000-000000000000' % i,
+                               'vda', model.CAP, 'vm%d at %d IOPS' % (i, i),
+                               cap=model.Cap(iops=cap_iops, bytes_sec=0),
+                               lease_s=30)
+                for i in range(disks)]
+
+    def rows(self):
+        with api._session(self.engine) as session:
+            return session.scalar(sa.select(sa.func.count())
+                                  .select_from(models.Decision))
+
+    def record(self, decisions, seconds, **kwargs):
+        return api.record_decisions(
+            self.engine, self.KEY, decisions, 'guarantee',
+            decided_at=T0 + datetime.timedelta(seconds=seconds), **kwargs)
+
+    def test_identical_rounds_store_one_row_per_disk(self):
+        for i in range(100):
+            self.record(self.round_(), 5 * i, heartbeat_s=1000)
+        self.assertEqual(3, self.rows())
+
+    def test_unchanged_cap_renews_the_stored_lease(self):
+        self.record(self.round_(disks=1), 0)
+        self.assertEqual(0, self.record(self.round_(disks=1), 100))
+        record, = api.decisions_for_instance(
+            self.engine, self.round_(disks=1)[0].instance_uuid)
+        self.assertEqual(T0, record.decided_at)
+        self.assertEqual(T0 + datetime.timedelta(seconds=130),
+                         record.lease_expires_at)
+
+    def test_changed_cap_or_action_is_stored(self):
+        self.record(self.round_(cap_iops=200), 0)
+        # Within the tolerance: the same cap.
+        self.assertEqual(0, self.record(self.round_(cap_iops=201), 5))
+        self.assertEqual(3, self.record(self.round_(cap_iops=150), 10))
+        released = [model.Decision(d.instance_uuid, d.device, model.RELEASE,
+                                   'calm') for d in self.round_()]
+        self.assertEqual(3, self.record(released, 15))
+        self.assertEqual(0, self.record(released, 20))
+        self.assertEqual(9, self.rows())
+
+    def test_heartbeat(self):
+        self.record(self.round_(), 0)
+        self.assertEqual(0, self.record(self.round_(), 299))
+        self.assertEqual(3, self.record(self.round_(), 300))
+        self.assertEqual(0, self.record(self.round_(), 301))
+
+    def test_bad_heartbeat(self):
+        for heartbeat_s in (-1, float('nan'), float('inf'), 'x'):
+            exc = self.assertRaises(ValueError, self.record, self.round_(),
+                                    0, heartbeat_s=heartbeat_s)
+            self.assertIn('heartbeat_s', str(exc))
