@@ -4,6 +4,7 @@
 
     iothrottle-manage db sync        # create or upgrade the schema
     iothrottle-manage db version     # the schema's revision
+    iothrottle-manage db purge --older-than 30d   # old decisions, cache
     iothrottle-manage tier create gold --min-iops 100 \\
         --min-bytes-sec 6553600 --weight 4
     iothrottle-manage tier list
@@ -27,6 +28,7 @@ line on stderr and exit code 1.
 
 import datetime
 import os
+import re
 import sys
 import uuid
 
@@ -61,6 +63,13 @@ def _add_parsers(subparsers):
     sync.add_argument('--revision', default='head',
                       help='Upgrade to this revision instead of the newest.')
     db_actions.add_parser('version', help='Print the schema revision.')
+    purge = db_actions.add_parser(
+        'purge', help='Delete decisions and flavor cache entries older '
+                      'than a duration.')
+    purge.add_argument('--older-than', dest='older_than', metavar='DURATION',
+                       required=True,
+                       help='a whole number and a unit: s, m, h or d '
+                            '(30d, 12h, 90m)')
 
     tier = subparsers.add_parser('tier', help='Guarantee tiers.')
     tier_actions = tier.add_subparsers(dest='action', metavar='ACTION')
@@ -192,6 +201,36 @@ def db_version(conf, engine):
         print('%s (newest)' % current)
     else:
         print("%s (newest is %s: run '%s db sync')" % (current, head, PROG))
+
+
+# Seconds per unit of a DURATION (``db purge --older-than 30d``).
+_DURATION_UNITS_S = {'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
+# A DURATION's text: a whole number (at most 9 digits) and a unit.
+_DURATION_TEXT = re.compile(r'([0-9]{1,9})([smhd])')
+
+
+def parse_duration(option, text):
+    """Seconds of ``text`` (30d, 12h, 90m, 45s), > 0 and at most
+    api.MAX_DURATION_S; CommandError naming ``option`` otherwise."""
+    match = _DURATION_TEXT.fullmatch(text)
+    if match is None:
+        raise CommandError('%s: %r is not a duration (a whole number and '
+                           's, m, h or d, e.g. 30d)' % (option, text[:40]))
+    seconds = int(match.group(1)) * _DURATION_UNITS_S[match.group(2)]
+    if not 0 < seconds <= api.MAX_DURATION_S:
+        raise CommandError('%s: %r is not between 1s and %dd'
+                           % (option, text, api.MAX_DURATION_S // 86400))
+    return seconds
+
+
+def db_purge(conf, engine):
+    older_than_s = parse_duration('--older-than', conf.category.older_than)
+    _require_synced(engine)
+    purged = api.purge(engine, older_than_s)
+    print('purged %d decision(s) and %d flavor cache entr%s older than %s'
+          % (purged.decisions, purged.flavors,
+             'y' if purged.flavors == 1 else 'ies',
+             conf.category.older_than))
 
 
 def _number(value):
@@ -397,6 +436,7 @@ def pool_remove_volume(conf, engine):
 COMMANDS = {
     ('db', 'sync'): db_sync,
     ('db', 'version'): db_version,
+    ('db', 'purge'): db_purge,
     ('tier', 'create'): tier_create,
     ('tier', 'list'): tier_list,
     ('tier', 'delete'): tier_delete,

@@ -29,6 +29,7 @@ Decisions, and "why is my VM throttled?"::
     record_decisions(engine, key, decisions, policy='guarantee')
     decisions_for_instance(engine, instance_uuid)
     purge_decisions(engine, older_than)
+    purge(engine, older_than_s=30 * 86400)   # decisions and flavor cache
 
 Cinder pools (the seek-model weigher and filter, ``iothrottle.cinder``)::
 
@@ -491,6 +492,23 @@ def purge_decisions(engine, older_than):
         return session.execute(
             sa.delete(models.Decision)
             .where(models.Decision.decided_at < _utc(older_than))).rowcount
+
+
+@dataclasses.dataclass(frozen=True)
+class Purged:
+    """What :func:`purge` deleted."""
+    decisions: int
+    flavors: int
+
+
+def purge(engine, older_than_s, now=None):
+    """Delete decisions made, and flavor cache entries fetched, more than
+    ``older_than_s`` seconds before ``now``; the counts.  A cap in force
+    keeps its newest row (record_decisions' heartbeat renews it)."""
+    before = _utc(now) - datetime.timedelta(
+        seconds=_seconds('older_than_s', older_than_s))
+    return Purged(decisions=purge_decisions(engine, before),
+                  flavors=forget_flavors(engine, before))
 
 
 # Cinder pools

@@ -304,3 +304,25 @@ class TestDecisionRetention(DatabaseTestCase):
             exc = self.assertRaises(ValueError, self.record, self.round_(),
                                     0, heartbeat_s=heartbeat_s)
             self.assertIn('heartbeat_s', str(exc))
+
+
+class TestPurge(DatabaseTestCase):
+
+    def test_purge_decisions_and_flavors(self):
+        now = T0 + datetime.timedelta(days=40)
+        decision = model.Decision(UUID, 'vda', model.RELEASE, 'calm')
+        for days in (0, 39):
+            api.record_decisions(
+                self.engine, 'k', [decision], 'guarantee', heartbeat_s=0,
+                decided_at=T0 + datetime.timedelta(days=days))
+            api.cache_flavor(self.engine, 'f%d' % days, 'm%d' % days,
+                             guarantee=GOLD, fetched_at=T0 + datetime.
+                             timedelta(days=days))
+        self.assertEqual(api.Purged(decisions=1, flavors=1),
+                         api.purge(self.engine, 30 * 86400, now=now))
+        self.assertEqual(api.Purged(decisions=0, flavors=0),
+                         api.purge(self.engine, 30 * 86400, now=now))
+        self.assertIsNotNone(api.cached_flavor(self.engine, 'm39'))
+        for bad in (-1, float('nan'), float('inf'), None):
+            exc = self.assertRaises(ValueError, api.purge, self.engine, bad)
+            self.assertIn('older_than_s', str(exc))
