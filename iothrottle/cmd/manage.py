@@ -17,6 +17,9 @@
     iothrottle-manage pool list
     iothrottle-manage pool remove-volume VOLUME_ID
     iothrottle-manage pool delete cinder-1@lvm#a
+    iothrottle-manage domain list    # capacity: declared or learned
+    iothrottle-manage domain show KEY
+    iothrottle-manage domain reset-capacity KEY   # forget a bad peak
 
 The database is ``[database] connection`` of the configuration files
 (``--config-file``, by default ``/etc/iothrottle/iothrottle.conf``).
@@ -106,6 +109,23 @@ def _add_parsers(subparsers):
                      help='decisions to show, newest first (default 20)')
 
     _add_pool_parsers(subparsers)
+    _add_domain_parsers(subparsers)
+
+
+def _add_domain_parsers(subparsers):
+    domain = subparsers.add_parser(
+        'domain', help='Storage domains: their capacity, declared (in '
+                       "the conductor's capacity file) or learned.")
+    actions = domain.add_subparsers(dest='action', metavar='ACTION')
+    actions.required = True
+    actions.add_parser('list', help='Print every storage domain.')
+    show = actions.add_parser('show', help='Print one storage domain.')
+    show.add_argument('domain_key', metavar='KEY')
+    reset = actions.add_parser(
+        'reset-capacity',
+        help='Forget the learned peak of a storage domain (a running '
+             'conductor re-reads it); a declared capacity stays.')
+    reset.add_argument('domain_key', metavar='KEY')
 
 
 # What ``pool add-volume`` records besides the guarantee: (option,
@@ -433,6 +453,53 @@ def pool_remove_volume(conf, engine):
                                               pool))
 
 
+def _updated(when):
+    return when.strftime('%Y-%m-%d %H:%M:%S UTC') if when else '-'
+
+
+# ``domain list`` and ``domain show``: (heading, value of a StorageDomain).
+_DOMAIN_FIELDS = (
+    ('key', lambda domain: domain.key),
+    ('max_iops', lambda domain: _number(domain.max_iops)),
+    ('max_bytes_sec', lambda domain: _number(domain.max_bytes_sec)),
+    ('source', lambda domain: domain.capacity_source),
+    ('peak_iops', lambda domain: _number(domain.peak_iops)),
+    ('peak_bytes_sec', lambda domain: _number(domain.peak_bytes_sec)),
+    ('updated', lambda domain: _updated(domain.updated_at)),
+)
+
+
+def domain_list(conf, engine):
+    _require_synced(engine)
+    _print_table([tuple(name for name, _value in _DOMAIN_FIELDS)] + [
+        tuple(value(domain) for _name, value in _DOMAIN_FIELDS)
+        for domain in api.storage_domains(engine)])
+
+
+def _print_domain(domain):
+    _print_table([(name + ':', value(domain))
+                  for name, value in _DOMAIN_FIELDS])
+
+
+def domain_show(conf, engine):
+    _require_synced(engine)
+    try:
+        _print_domain(api.get_storage_domain(engine,
+                                             conf.category.domain_key))
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+
+
+def domain_reset_capacity(conf, engine):
+    _require_synced(engine)
+    try:
+        domain = api.reset_peak(engine, conf.category.domain_key)
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+    print('storage domain %s: learned peak reset' % domain.key)
+    _print_domain(domain)
+
+
 COMMANDS = {
     ('db', 'sync'): db_sync,
     ('db', 'version'): db_version,
@@ -446,6 +513,9 @@ COMMANDS = {
     ('pool', 'delete'): pool_delete,
     ('pool', 'add-volume'): pool_add_volume,
     ('pool', 'remove-volume'): pool_remove_volume,
+    ('domain', 'list'): domain_list,
+    ('domain', 'show'): domain_show,
+    ('domain', 'reset-capacity'): domain_reset_capacity,
 }
 
 

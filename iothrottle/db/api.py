@@ -22,6 +22,7 @@ Storage domains::
 
     declare_capacity(engine, key, max_iops=2000, max_bytes_sec=500e6)
     learn_peak(engine, key, iops=1800, bytes_sec=90e6)
+    reset_peak(engine, key)     # forget a poisoned peak
     storage_domains(engine)
 
 Decisions, and "why is my VM throttled?"::
@@ -282,8 +283,11 @@ def _domain_row(session, key):
 
 def declare_capacity(engine, key, max_iops, max_bytes_sec):
     """The operator's capacity of storage domain ``key`` (from config):
-    used from now on instead of the learned peak."""
-    capacity = model.Capacity(max_iops=max_iops, max_bytes_sec=max_bytes_sec)
+    used from now on instead of the learned peak.  ValueError naming the
+    field for a value that is not a number in (0, tiers.MAX_VALUE]."""
+    capacity = model.Capacity(max_iops=_rate('max_iops', max_iops),
+                              max_bytes_sec=_rate('max_bytes_sec',
+                                                  max_bytes_sec))
     with _session(engine) as session, session.begin():
         row = _domain_row(session, key)
         row.max_iops = float(capacity.max_iops)
@@ -307,6 +311,22 @@ def learn_peak(engine, key, iops, bytes_sec):
         if row.capacity_source == models.CAPACITY_LEARNED:
             row.max_iops = row.peak_iops
             row.max_bytes_sec = row.peak_bytes_sec
+        row.updated_at = models.utcnow()
+        return _domain(row)
+
+
+def reset_peak(engine, key):
+    """Forget the throughput learned on storage domain ``key`` (a peak
+    poisoned by a bogus report, or hardware replaced): its peaks become
+    0, and so does a learned capacity until it is learned again; a
+    declared capacity stays.  Returns the domain; raises NotFound."""
+    with _session(engine) as session, session.begin():
+        row = session.get(models.StorageDomain, key)
+        if row is None:
+            raise NotFound('no storage domain %r' % (key,))
+        row.peak_iops = row.peak_bytes_sec = 0.0
+        if row.capacity_source == models.CAPACITY_LEARNED:
+            row.max_iops = row.max_bytes_sec = 0.0
         row.updated_at = models.utcnow()
         return _domain(row)
 

@@ -180,6 +180,39 @@ class TestStorageDomains(DatabaseTestCase):
                           iops=1, bytes_sec=1)
         self.assertEqual([], api.storage_domains(self.engine))
 
+    def test_non_finite_or_negative_names_the_field(self):
+        for bad in (float('inf'), float('-inf'), float('nan'), -1, 1e300):
+            exc = self.assertRaises(ValueError, api.learn_peak, self.engine,
+                                    self.KEY, iops=1, bytes_sec=bad)
+            self.assertTrue(str(exc).startswith('bytes_sec '), exc)
+            exc = self.assertRaises(ValueError, api.declare_capacity,
+                                    self.engine, self.KEY, max_iops=bad,
+                                    max_bytes_sec=1)
+            self.assertIn('max_iops', str(exc))
+        self.assertEqual([], api.storage_domains(self.engine))
+
+    def test_reset_peak(self):
+        api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=60e6)
+        domain = api.reset_peak(self.engine, self.KEY)
+        self.assertEqual((0, 0, 0, 0), (
+            domain.peak_iops, domain.peak_bytes_sec, domain.max_iops,
+            domain.max_bytes_sec))
+        self.assertIsNone(domain.capacity())
+        domain = api.learn_peak(self.engine, self.KEY, iops=150,
+                                bytes_sec=60e6)
+        self.assertEqual(model.Capacity(150, 60e6), domain.capacity())
+        exc = self.assertRaises(api.NotFound, api.reset_peak, self.engine,
+                                'other')
+        self.assertEqual("no storage domain 'other'", str(exc))
+
+    def test_reset_peak_keeps_a_declared_capacity(self):
+        api.declare_capacity(self.engine, self.KEY, max_iops=200,
+                             max_bytes_sec=100e6)
+        api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=1)
+        domain = api.reset_peak(self.engine, self.KEY)
+        self.assertEqual((0, 0), (domain.peak_iops, domain.peak_bytes_sec))
+        self.assertEqual(model.Capacity(200, 100e6), domain.capacity())
+
 
 class TestDecisions(DatabaseTestCase):
 

@@ -192,3 +192,49 @@ class TestPurge(ManageTestCase):
         for text in ('0s', '999999999d'):
             self.assertFails("--older-than: %r is not between 1s and 3650d"
                              % text, 'db', 'purge', '--older-than=' + text)
+
+
+class TestDomains(ManageTestCase):
+    """``domain list/show/reset-capacity``."""
+
+    KEY = 'rbd:ceph/volumes'
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        self.engine = api.create_engine('sqlite:///%s/db.sqlite'
+                                        % self.db_dir)
+        self.addCleanup(self.engine.dispose)
+
+    def test_list_show_reset(self):
+        api.declare_capacity(self.engine, 'nbd:a', 200, 100e6)
+        api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=60e6)
+        code, out, err = self.run_manage('domain', 'list')
+        self.assertEqual((0, ''), (code, err))
+        lines = out.splitlines()
+        self.assertEqual(['key', 'max_iops', 'max_bytes_sec', 'source',
+                          'peak_iops', 'peak_bytes_sec', 'updated'],
+                         lines[0].split())
+        self.assertEqual(['nbd:a', '200', '100000000', 'config', '0', '0'],
+                         lines[1].split()[:6])
+        self.assertEqual([self.KEY, '1000000000000', '60000000', 'learned',
+                          '1000000000000', '60000000'],
+                         lines[2].split()[:6])
+        code, out, err = self.run_manage('domain', 'show', self.KEY)
+        self.assertEqual((0, ''), (code, err))
+        self.assertIn('peak_iops:       1000000000000', out.splitlines())
+        code, out, err = self.run_manage('domain', 'reset-capacity',
+                                         self.KEY)
+        self.assertEqual((0, ''), (code, err))
+        lines = out.splitlines()
+        self.assertEqual('storage domain %s: learned peak reset' % self.KEY,
+                         lines[0])
+        self.assertIn('peak_iops:       0', lines)
+        self.assertIn('max_iops:        0', lines)
+        self.assertEqual(0, api.get_storage_domain(self.engine,
+                                                   self.KEY).peak_iops)
+
+    def test_unknown_key(self):
+        for action in ('show', 'reset-capacity'):
+            self.assertFails("no storage domain 'nope'", 'domain', action,
+                             'nope')
