@@ -524,7 +524,8 @@ class Purged:
 def purge(engine, older_than_s, now=None):
     """Delete decisions made, and flavor cache entries fetched, more than
     ``older_than_s`` seconds before ``now``; the counts.  A cap in force
-    keeps its newest row (record_decisions' heartbeat renews it)."""
+    keeps its newest row as long as ``older_than_s`` exceeds
+    record_decisions' heartbeat (which stores it again)."""
     before = _utc(now) - datetime.timedelta(
         seconds=_seconds('older_than_s', older_than_s))
     return Purged(decisions=purge_decisions(engine, before),
