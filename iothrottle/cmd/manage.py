@@ -4,6 +4,7 @@
 
     iothrottle-manage db sync        # create or upgrade the schema
     iothrottle-manage db version     # the schema's revision
+    iothrottle-manage db purge --older-than 30d   # old decisions, cache
     iothrottle-manage tier create gold --min-iops 100 \\
         --min-bytes-sec 6553600 --weight 4
     iothrottle-manage tier list
@@ -16,6 +17,9 @@
     iothrottle-manage pool list
     iothrottle-manage pool remove-volume VOLUME_ID
     iothrottle-manage pool delete cinder-1@lvm#a
+    iothrottle-manage domain list    # capacity: declared or learned
+    iothrottle-manage domain show KEY
+    iothrottle-manage domain reset-capacity KEY   # forget a bad peak
 
 The database is ``[database] connection`` of the configuration files
 (``--config-file``, by default ``/etc/iothrottle/iothrottle.conf``).
@@ -27,6 +31,7 @@ line on stderr and exit code 1.
 
 import datetime
 import os
+import re
 import sys
 import uuid
 
@@ -61,6 +66,13 @@ def _add_parsers(subparsers):
     sync.add_argument('--revision', default='head',
                       help='Upgrade to this revision instead of the newest.')
     db_actions.add_parser('version', help='Print the schema revision.')
+    purge = db_actions.add_parser(
+        'purge', help='Delete decisions and flavor cache entries older '
+                      'than a duration.')
+    purge.add_argument('--older-than', dest='older_than', metavar='DURATION',
+                       required=True,
+                       help='a whole number and a unit: s, m, h or d '
+                            '(30d, 12h, 90m)')
 
     tier = subparsers.add_parser('tier', help='Guarantee tiers.')
     tier_actions = tier.add_subparsers(dest='action', metavar='ACTION')
@@ -97,6 +109,23 @@ def _add_parsers(subparsers):
                      help='decisions to show, newest first (default 20)')
 
     _add_pool_parsers(subparsers)
+    _add_domain_parsers(subparsers)
+
+
+def _add_domain_parsers(subparsers):
+    domain = subparsers.add_parser(
+        'domain', help='Storage domains: their capacity, declared (in '
+                       "the conductor's capacity file) or learned.")
+    actions = domain.add_subparsers(dest='action', metavar='ACTION')
+    actions.required = True
+    actions.add_parser('list', help='Print every storage domain.')
+    show = actions.add_parser('show', help='Print one storage domain.')
+    show.add_argument('domain_key', metavar='KEY')
+    reset = actions.add_parser(
+        'reset-capacity',
+        help='Forget the learned peak of a storage domain (a running '
+             'conductor re-reads it); a declared capacity stays.')
+    reset.add_argument('domain_key', metavar='KEY')
 
 
 # What ``pool add-volume`` records besides the guarantee: (option,
@@ -192,6 +221,36 @@ def db_version(conf, engine):
         print('%s (newest)' % current)
     else:
         print("%s (newest is %s: run '%s db sync')" % (current, head, PROG))
+
+
+# Seconds per unit of a DURATION (``db purge --older-than 30d``).
+_DURATION_UNITS_S = {'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
+# A DURATION's text: a whole number (at most 9 digits) and a unit.
+_DURATION_TEXT = re.compile(r'([0-9]{1,9})([smhd])')
+
+
+def parse_duration(option, text):
+    """Seconds of ``text`` (30d, 12h, 90m, 45s), > 0 and at most
+    api.MAX_DURATION_S; CommandError naming ``option`` otherwise."""
+    match = _DURATION_TEXT.fullmatch(text)
+    if match is None:
+        raise CommandError('%s: %r is not a duration (a whole number and '
+                           's, m, h or d, e.g. 30d)' % (option, text[:40]))
+    seconds = int(match.group(1)) * _DURATION_UNITS_S[match.group(2)]
+    if not 0 < seconds <= api.MAX_DURATION_S:
+        raise CommandError('%s: %r is not between 1s and %dd'
+                           % (option, text, api.MAX_DURATION_S // 86400))
+    return seconds
+
+
+def db_purge(conf, engine):
+    older_than_s = parse_duration('--older-than', conf.category.older_than)
+    _require_synced(engine)
+    purged = api.purge(engine, older_than_s)
+    print('purged %d decision(s) and %d flavor cache entr%s older than %s'
+          % (purged.decisions, purged.flavors,
+             'y' if purged.flavors == 1 else 'ies',
+             conf.category.older_than))
 
 
 def _number(value):
@@ -394,9 +453,57 @@ def pool_remove_volume(conf, engine):
                                               pool))
 
 
+def _updated(when):
+    return when.strftime('%Y-%m-%d %H:%M:%S UTC') if when else '-'
+
+
+# ``domain list`` and ``domain show``: (heading, value of a StorageDomain).
+_DOMAIN_FIELDS = (
+    ('key', lambda domain: domain.key),
+    ('max_iops', lambda domain: _number(domain.max_iops)),
+    ('max_bytes_sec', lambda domain: _number(domain.max_bytes_sec)),
+    ('source', lambda domain: domain.capacity_source),
+    ('peak_iops', lambda domain: _number(domain.peak_iops)),
+    ('peak_bytes_sec', lambda domain: _number(domain.peak_bytes_sec)),
+    ('updated', lambda domain: _updated(domain.updated_at)),
+)
+
+
+def domain_list(conf, engine):
+    _require_synced(engine)
+    _print_table([tuple(name for name, _value in _DOMAIN_FIELDS)] + [
+        tuple(value(domain) for _name, value in _DOMAIN_FIELDS)
+        for domain in api.storage_domains(engine)])
+
+
+def _print_domain(domain):
+    _print_table([(name + ':', value(domain))
+                  for name, value in _DOMAIN_FIELDS])
+
+
+def domain_show(conf, engine):
+    _require_synced(engine)
+    try:
+        _print_domain(api.get_storage_domain(engine,
+                                             conf.category.domain_key))
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+
+
+def domain_reset_capacity(conf, engine):
+    _require_synced(engine)
+    try:
+        domain = api.reset_peak(engine, conf.category.domain_key)
+    except api.NotFound as exc:
+        raise CommandError(str(exc)) from None
+    print('storage domain %s: learned peak reset' % domain.key)
+    _print_domain(domain)
+
+
 COMMANDS = {
     ('db', 'sync'): db_sync,
     ('db', 'version'): db_version,
+    ('db', 'purge'): db_purge,
     ('tier', 'create'): tier_create,
     ('tier', 'list'): tier_list,
     ('tier', 'delete'): tier_delete,
@@ -406,6 +513,9 @@ COMMANDS = {
     ('pool', 'delete'): pool_delete,
     ('pool', 'add-volume'): pool_add_volume,
     ('pool', 'remove-volume'): pool_remove_volume,
+    ('domain', 'list'): domain_list,
+    ('domain', 'show'): domain_show,
+    ('domain', 'reset-capacity'): domain_reset_capacity,
 }
 
 

@@ -22,6 +22,7 @@ Storage domains::
 
     declare_capacity(engine, key, max_iops=2000, max_bytes_sec=500e6)
     learn_peak(engine, key, iops=1800, bytes_sec=90e6)
+    reset_peak(engine, key)     # forget a poisoned peak
     storage_domains(engine)
 
 Decisions, and "why is my VM throttled?"::
@@ -29,6 +30,7 @@ Decisions, and "why is my VM throttled?"::
     record_decisions(engine, key, decisions, policy='guarantee')
     decisions_for_instance(engine, instance_uuid)
     purge_decisions(engine, older_than)
+    purge(engine, older_than_s=30 * 86400)   # decisions and flavor cache
 
 Cinder pools (the seek-model weigher and filter, ``iothrottle.cinder``)::
 
@@ -281,8 +283,11 @@ def _domain_row(session, key):
 
 def declare_capacity(engine, key, max_iops, max_bytes_sec):
     """The operator's capacity of storage domain ``key`` (from config):
-    used from now on instead of the learned peak."""
-    capacity = model.Capacity(max_iops=max_iops, max_bytes_sec=max_bytes_sec)
+    used from now on instead of the learned peak.  ValueError naming the
+    field for a value that is not a number in (0, tiers.MAX_VALUE]."""
+    capacity = model.Capacity(max_iops=_rate('max_iops', max_iops),
+                              max_bytes_sec=_rate('max_bytes_sec',
+                                                  max_bytes_sec))
     with _session(engine) as session, session.begin():
         row = _domain_row(session, key)
         row.max_iops = float(capacity.max_iops)
@@ -306,6 +311,22 @@ def learn_peak(engine, key, iops, bytes_sec):
         if row.capacity_source == models.CAPACITY_LEARNED:
             row.max_iops = row.peak_iops
             row.max_bytes_sec = row.peak_bytes_sec
+        row.updated_at = models.utcnow()
+        return _domain(row)
+
+
+def reset_peak(engine, key):
+    """Forget the throughput learned on storage domain ``key`` (a peak
+    poisoned by a bogus report, or hardware replaced): its peaks become
+    0, and so does a learned capacity until it is learned again; a
+    declared capacity stays.  Returns the domain; raises NotFound."""
+    with _session(engine) as session, session.begin():
+        row = session.get(models.StorageDomain, key)
+        if row is None:
+            raise NotFound('no storage domain %r' % (key,))
+        row.peak_iops = row.peak_bytes_sec = 0.0
+        if row.capacity_source == models.CAPACITY_LEARNED:
+            row.max_iops = row.max_bytes_sec = 0.0
         row.updated_at = models.utcnow()
         return _domain(row)
 
@@ -340,32 +361,125 @@ def get_storage_domain(engine, key):
 
 # Decisions
 
+# A cap within this fraction of the stored one is the same cap: the
+# policies re-derive caps from noisy rates every interval, and a 0.3 %
+# wobble is not a decision an operator needs to read.
+CAP_TOLERANCE = 0.01
+
+# A decision that has not changed is stored again after this many
+# seconds anyway, so the history shows the controller was alive and
+# still of the same mind (and purging never leaves a long-lived cap with
+# no record).
+HEARTBEAT_S = 300.0
+
+# Longest duration accepted (heartbeat, purge age): ten years, far past
+# any retention, still well inside datetime's range.
+MAX_DURATION_S = 10 * 365 * 86400
+
+
+def _check_decision(decision):
+    _check_length('instance uuid', decision.instance_uuid, 36)
+    _check_length('device', decision.device, 64)
+    if decision.action not in (model.CAP, model.RELEASE):
+        raise ValueError('action must be %r or %r, got %r'
+                         % (model.CAP, model.RELEASE, decision.action))
+
+
+def _close(stored, new):
+    """Whether limit ``new`` is ``stored`` within CAP_TOLERANCE (0, no
+    limit, is only close to 0)."""
+    stored, new = stored or 0.0, new or 0.0
+    if not stored or not new:
+        return stored == new
+    return abs(stored - new) <= CAP_TOLERANCE * max(stored, new)
+
+
+def _same_decision(row, storage_domain, decision, policy):
+    """Whether stored ``row`` says what ``decision`` says (its reason
+    aside: the numbers in a reason change every interval)."""
+    if (row.action != decision.action or row.storage_domain != storage_domain
+            or row.policy != policy):
+        return False
+    cap = decision.cap
+    return _close(row.cap_iops, cap.iops if cap is not None else None) and \
+        _close(row.cap_bytes_sec, cap.bytes_sec if cap is not None else None)
+
+
+def _last_decisions(session, decisions):
+    """{(instance_uuid, device): newest stored row} of the disks of
+    ``decisions``, in one query."""
+    uuids = sorted({decision.instance_uuid for decision in decisions})
+    if not uuids:
+        return {}
+    newest = (sa.select(sa.func.max(models.Decision.id))
+              .where(models.Decision.instance_uuid.in_(uuids))
+              .group_by(models.Decision.instance_uuid,
+                        models.Decision.device))
+    return {(row.instance_uuid, row.device): row
+            for row in session.scalars(sa.select(models.Decision).where(
+                models.Decision.id.in_(newest.scalar_subquery())))}
+
+
+def _seconds(name, value):
+    """A duration: finite, >= 0, at most ten years."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not 0 <= value <= MAX_DURATION_S):
+        raise ValueError('%s must be a number of seconds in [0, %d], got %r'
+                         % (name, MAX_DURATION_S, value))
+    return float(value)
+
+
+def _lease_expiry(when, decision):
+    if decision.lease_s > 0:
+        return when + datetime.timedelta(seconds=decision.lease_s)
+    return None
+
+
 def record_decisions(engine, storage_domain, decisions, policy,
-                     decided_at=None):
-    """Store ``decisions`` (model.Decision) of one interval of
-    ``storage_domain``, decided by ``policy``; returns how many."""
+                     decided_at=None, heartbeat_s=HEARTBEAT_S):
+    """Store what changed in ``decisions`` (model.Decision) of one
+    interval of ``storage_domain``, decided by ``policy``; returns how
+    many rows were stored.
+
+    A disk's decision is stored when its action, policy, storage domain
+    or a cap limit (beyond CAP_TOLERANCE) differs from the last one
+    stored for the disk, or when that one is ``heartbeat_s`` seconds old
+    or older.  An unchanged cap only extends the lease of the stored row,
+    so "throttle why" still tells whether it is in force.
+    """
     _check_length('storage domain key', storage_domain, models.NAME_LENGTH)
     when = _utc(decided_at)
-    rows = []
+    policy = str(policy)[:64]
     for decision in decisions:
-        _check_length('instance uuid', decision.instance_uuid, 36)
-        _check_length('device', decision.device, 64)
-        if decision.action not in (model.CAP, model.RELEASE):
-            raise ValueError('action must be %r or %r, got %r'
-                             % (model.CAP, model.RELEASE, decision.action))
-        cap = decision.cap
-        rows.append(models.Decision(
-            decided_at=when, storage_domain=storage_domain,
-            instance_uuid=decision.instance_uuid, device=decision.device,
-            action=decision.action,
-            cap_iops=cap.iops if cap is not None else None,
-            cap_bytes_sec=cap.bytes_sec if cap is not None else None,
-            lease_expires_at=(
-                when + datetime.timedelta(seconds=decision.lease_s)
-                if decision.lease_s > 0 else None),
-            reason=str(decision.reason)[:models.REASON_LENGTH],
-            policy=str(policy)[:64]))
+        _check_decision(decision)
+    heartbeat = datetime.timedelta(seconds=_seconds('heartbeat_s',
+                                                    heartbeat_s))
     with _session(engine) as session, session.begin():
+        last = _last_decisions(session, decisions)
+        rows, renewed = [], {}
+        for decision in decisions:
+            row = last.get((decision.instance_uuid, decision.device))
+            if (row is not None and when - row.decided_at < heartbeat
+                    and _same_decision(row, storage_domain, decision,
+                                       policy)):
+                if decision.action == model.CAP:
+                    renewed.setdefault(_lease_expiry(when, decision),
+                                       []).append(row.id)
+                continue
+            cap = decision.cap
+            rows.append(models.Decision(
+                decided_at=when, storage_domain=storage_domain,
+                instance_uuid=decision.instance_uuid,
+                device=decision.device, action=decision.action,
+                cap_iops=cap.iops if cap is not None else None,
+                cap_bytes_sec=cap.bytes_sec if cap is not None else None,
+                lease_expires_at=_lease_expiry(when, decision),
+                reason=str(decision.reason)[:models.REASON_LENGTH],
+                policy=policy))
+        for expires, ids in renewed.items():
+            session.execute(sa.update(models.Decision)
+                            .where(models.Decision.id.in_(ids))
+                            .values(lease_expires_at=expires))
         session.add_all(rows)
     return len(rows)
 
@@ -398,6 +512,24 @@ def purge_decisions(engine, older_than):
         return session.execute(
             sa.delete(models.Decision)
             .where(models.Decision.decided_at < _utc(older_than))).rowcount
+
+
+@dataclasses.dataclass(frozen=True)
+class Purged:
+    """What :func:`purge` deleted."""
+    decisions: int
+    flavors: int
+
+
+def purge(engine, older_than_s, now=None):
+    """Delete decisions made, and flavor cache entries fetched, more than
+    ``older_than_s`` seconds before ``now``; the counts.  A cap in force
+    keeps its newest row as long as ``older_than_s`` exceeds
+    record_decisions' heartbeat (which stores it again)."""
+    before = _utc(now) - datetime.timedelta(
+        seconds=_seconds('older_than_s', older_than_s))
+    return Purged(decisions=purge_decisions(engine, before),
+                  flavors=forget_flavors(engine, before))
 
 
 # Cinder pools

@@ -179,13 +179,34 @@ class TestMariaDB(testtools.TestCase):
                              decided_at=T0)
         later = T0 + datetime.timedelta(microseconds=1)
         api.record_decisions(self.engine, key, decisions, 'guarantee',
-                             decided_at=later)
+                             decided_at=later, heartbeat_s=0)
         records = api.decisions_for_instance(self.engine, UUID)
         # Microseconds survive (DATETIME(6)), so the order is right.
         self.assertEqual([later, T0], [r.decided_at for r in records])
         self.assertEqual(T0 + datetime.timedelta(seconds=30),
                          records[1].lease_expires_at)
+        # An unchanged cap is not stored again: its newest row's lease
+        # is extended.
+        renewed = T0 + datetime.timedelta(seconds=5)
+        self.assertEqual(0, api.record_decisions(
+            self.engine, key, decisions, 'guarantee', decided_at=renewed))
+        records = api.decisions_for_instance(self.engine, UUID)
+        self.assertEqual([later, T0], [r.decided_at for r in records])
+        self.assertEqual(renewed + datetime.timedelta(seconds=30),
+                         records[0].lease_expires_at)
         self.assertEqual(1, api.purge_decisions(self.engine, later))
+        # T0 is long past: the purge takes the rest and both flavors.
+        self.assertEqual(
+            (0, 'purged 1 decision(s) and 2 flavor cache entries older '
+                'than 1d\n', ''),
+            self.manage('db', 'purge', '--older-than', '1d'))
+
+        api.learn_peak(self.engine, key, iops=1e12, bytes_sec=1)
+        code, out, err = self.manage('domain', 'reset-capacity', key)
+        self.assertEqual((0, ''), (code, err))
+        domain = api.get_storage_domain(self.engine, key)
+        self.assertEqual((0, 0), (domain.peak_iops, domain.peak_bytes_sec))
+        self.assertEqual(model.Capacity(200, 100e6), domain.capacity())
 
     def test_too_long_key_is_refused_before_the_server(self):
         self.sync()

@@ -2,6 +2,7 @@
 
 import datetime
 
+import sqlalchemy as sa
 import testtools
 
 from iothrottle.controller import model
@@ -179,6 +180,39 @@ class TestStorageDomains(DatabaseTestCase):
                           iops=1, bytes_sec=1)
         self.assertEqual([], api.storage_domains(self.engine))
 
+    def test_non_finite_or_negative_names_the_field(self):
+        for bad in (float('inf'), float('-inf'), float('nan'), -1, 1e300):
+            exc = self.assertRaises(ValueError, api.learn_peak, self.engine,
+                                    self.KEY, iops=1, bytes_sec=bad)
+            self.assertTrue(str(exc).startswith('bytes_sec '), exc)
+            exc = self.assertRaises(ValueError, api.declare_capacity,
+                                    self.engine, self.KEY, max_iops=bad,
+                                    max_bytes_sec=1)
+            self.assertIn('max_iops', str(exc))
+        self.assertEqual([], api.storage_domains(self.engine))
+
+    def test_reset_peak(self):
+        api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=60e6)
+        domain = api.reset_peak(self.engine, self.KEY)
+        self.assertEqual((0, 0, 0, 0), (
+            domain.peak_iops, domain.peak_bytes_sec, domain.max_iops,
+            domain.max_bytes_sec))
+        self.assertIsNone(domain.capacity())
+        domain = api.learn_peak(self.engine, self.KEY, iops=150,
+                                bytes_sec=60e6)
+        self.assertEqual(model.Capacity(150, 60e6), domain.capacity())
+        exc = self.assertRaises(api.NotFound, api.reset_peak, self.engine,
+                                'other')
+        self.assertEqual("no storage domain 'other'", str(exc))
+
+    def test_reset_peak_keeps_a_declared_capacity(self):
+        api.declare_capacity(self.engine, self.KEY, max_iops=200,
+                             max_bytes_sec=100e6)
+        api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=1)
+        domain = api.reset_peak(self.engine, self.KEY)
+        self.assertEqual((0, 0), (domain.peak_iops, domain.peak_bytes_sec))
+        self.assertEqual(model.Capacity(200, 100e6), domain.capacity())
+
 
 class TestDecisions(DatabaseTestCase):
 
@@ -200,7 +234,7 @@ class TestDecisions(DatabaseTestCase):
             decided_at=T0))
         later = T0 + datetime.timedelta(seconds=5)
         api.record_decisions(self.engine, self.KEY, self.decisions()[:1],
-                             'guarantee', decided_at=later)
+                             'guarantee', decided_at=later, heartbeat_s=0)
         records = api.decisions_for_instance(self.engine, UUID)
         self.assertEqual([later, T0, T0],
                          [record.decided_at for record in records])
@@ -243,3 +277,85 @@ class TestDecisions(DatabaseTestCase):
             self.engine, T0 + datetime.timedelta(days=7)))
         self.assertEqual(2, len(api.decisions_for_instance(self.engine,
                                                            UUID)))
+
+
+class TestDecisionRetention(DatabaseTestCase):
+    """Only changes are stored, plus a heartbeat."""
+
+    KEY = 'rbd:ceph/volumes'
+
+    def round_(self, cap_iops=200, disks=3):
+        return [model.Decision('%08d-0000-4000-8000-000000000000' % i,
+                               'vda', model.CAP, 'vm%d at %d IOPS' % (i, i),
+                               cap=model.Cap(iops=cap_iops, bytes_sec=0),
+                               lease_s=30)
+                for i in range(disks)]
+
+    def rows(self):
+        with api._session(self.engine) as session:
+            return session.scalar(sa.select(sa.func.count())
+                                  .select_from(models.Decision))
+
+    def record(self, decisions, seconds, **kwargs):
+        return api.record_decisions(
+            self.engine, self.KEY, decisions, 'guarantee',
+            decided_at=T0 + datetime.timedelta(seconds=seconds), **kwargs)
+
+    def test_identical_rounds_store_one_row_per_disk(self):
+        for i in range(100):
+            self.record(self.round_(), 5 * i, heartbeat_s=1000)
+        self.assertEqual(3, self.rows())
+
+    def test_unchanged_cap_renews_the_stored_lease(self):
+        self.record(self.round_(disks=1), 0)
+        self.assertEqual(0, self.record(self.round_(disks=1), 100))
+        record, = api.decisions_for_instance(
+            self.engine, self.round_(disks=1)[0].instance_uuid)
+        self.assertEqual(T0, record.decided_at)
+        self.assertEqual(T0 + datetime.timedelta(seconds=130),
+                         record.lease_expires_at)
+
+    def test_changed_cap_or_action_is_stored(self):
+        self.record(self.round_(cap_iops=200), 0)
+        # Within the tolerance: the same cap.
+        self.assertEqual(0, self.record(self.round_(cap_iops=201), 5))
+        self.assertEqual(3, self.record(self.round_(cap_iops=150), 10))
+        released = [model.Decision(d.instance_uuid, d.device, model.RELEASE,
+                                   'calm') for d in self.round_()]
+        self.assertEqual(3, self.record(released, 15))
+        self.assertEqual(0, self.record(released, 20))
+        self.assertEqual(9, self.rows())
+
+    def test_heartbeat(self):
+        self.record(self.round_(), 0)
+        self.assertEqual(0, self.record(self.round_(), 299))
+        self.assertEqual(3, self.record(self.round_(), 300))
+        self.assertEqual(0, self.record(self.round_(), 301))
+
+    def test_bad_heartbeat(self):
+        for heartbeat_s in (-1, float('nan'), float('inf'), 'x'):
+            exc = self.assertRaises(ValueError, self.record, self.round_(),
+                                    0, heartbeat_s=heartbeat_s)
+            self.assertIn('heartbeat_s', str(exc))
+
+
+class TestPurge(DatabaseTestCase):
+
+    def test_purge_decisions_and_flavors(self):
+        now = T0 + datetime.timedelta(days=40)
+        decision = model.Decision(UUID, 'vda', model.RELEASE, 'calm')
+        for days in (0, 39):
+            api.record_decisions(
+                self.engine, 'k', [decision], 'guarantee', heartbeat_s=0,
+                decided_at=T0 + datetime.timedelta(days=days))
+            api.cache_flavor(self.engine, 'f%d' % days, 'm%d' % days,
+                             guarantee=GOLD, fetched_at=T0 + datetime.
+                             timedelta(days=days))
+        self.assertEqual(api.Purged(decisions=1, flavors=1),
+                         api.purge(self.engine, 30 * 86400, now=now))
+        self.assertEqual(api.Purged(decisions=0, flavors=0),
+                         api.purge(self.engine, 30 * 86400, now=now))
+        self.assertIsNotNone(api.cached_flavor(self.engine, 'm39'))
+        for bad in (-1, float('nan'), float('inf'), None):
+            exc = self.assertRaises(ValueError, api.purge, self.engine, bad)
+            self.assertIn('older_than_s', str(exc))

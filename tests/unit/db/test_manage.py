@@ -1,5 +1,6 @@
 """``iothrottle-manage`` on a SQLite file: output and exit codes."""
 
+import datetime
 import os.path
 
 import fixtures
@@ -9,6 +10,8 @@ from iothrottle.cmd import manage
 from iothrottle.controller import model
 from iothrottle.db import api
 from tests import cli
+
+UUID2 = '0b9e2c3a-1d4f-4e5a-8b6c-7d8e9f0a1b2c'
 
 
 class ManageTestCase(testtools.TestCase):
@@ -152,3 +155,86 @@ class TestThrottleWhy(ManageTestCase):
             (0, 'instance %s: no decisions stored (never throttled, or the '
                 'history was purged)\n' % self.UUID, ''),
             self.run_manage('throttle', 'why', self.UUID))
+
+
+class TestPurge(ManageTestCase):
+    """``db purge`` drops old decisions and flavor cache entries."""
+
+    def test_purge_counts(self):
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        engine = api.create_engine('sqlite:///%s/db.sqlite' % self.db_dir)
+        self.addCleanup(engine.dispose)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        for days, uuid in ((40, TestThrottleWhy.UUID), (1, UUID2)):
+            api.record_decisions(engine, 'rbd:ceph/volumes', [
+                model.Decision(uuid, 'vda', model.RELEASE, 'calm')],
+                'guarantee', decided_at=now - datetime.timedelta(days=days))
+            api.cache_flavor(engine, 'f%d' % days, 'm1.f%d' % days,
+                             error='bad', fetched_at=now - datetime.timedelta(
+                                 days=days))
+        self.assertEqual(
+            (0, 'purged 1 decision(s) and 1 flavor cache entry older than '
+                '30d\n', ''),
+            self.run_manage('db', 'purge', '--older-than', '30d'))
+        self.assertEqual([], api.decisions_for_instance(
+            engine, TestThrottleWhy.UUID))
+        self.assertEqual(1, len(api.decisions_for_instance(engine, UUID2)))
+        self.assertIsNone(api.cached_flavor(engine, 'm1.f40'))
+        self.assertIsNotNone(api.cached_flavor(engine, 'm1.f1'))
+
+    def test_bad_durations_name_the_option(self):
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        for text in ('30', 'd', '1.5d', '-1d', '3w', '1e3s', ''):
+            self.assertFails(
+                "--older-than: %r is not a duration (a whole number and "
+                "s, m, h or d, e.g. 30d)" % text,
+                'db', 'purge', '--older-than=' + text)
+        for text in ('0s', '999999999d'):
+            self.assertFails("--older-than: %r is not between 1s and 3650d"
+                             % text, 'db', 'purge', '--older-than=' + text)
+
+
+class TestDomains(ManageTestCase):
+    """``domain list/show/reset-capacity``."""
+
+    KEY = 'rbd:ceph/volumes'
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(0, self.run_manage('db', 'sync')[0])
+        self.engine = api.create_engine('sqlite:///%s/db.sqlite'
+                                        % self.db_dir)
+        self.addCleanup(self.engine.dispose)
+
+    def test_list_show_reset(self):
+        api.declare_capacity(self.engine, 'nbd:a', 200, 100e6)
+        api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=60e6)
+        code, out, err = self.run_manage('domain', 'list')
+        self.assertEqual((0, ''), (code, err))
+        lines = out.splitlines()
+        self.assertEqual(['key', 'max_iops', 'max_bytes_sec', 'source',
+                          'peak_iops', 'peak_bytes_sec', 'updated'],
+                         lines[0].split())
+        self.assertEqual(['nbd:a', '200', '100000000', 'config', '0', '0'],
+                         lines[1].split()[:6])
+        self.assertEqual([self.KEY, '1000000000000', '60000000', 'learned',
+                          '1000000000000', '60000000'],
+                         lines[2].split()[:6])
+        code, out, err = self.run_manage('domain', 'show', self.KEY)
+        self.assertEqual((0, ''), (code, err))
+        self.assertIn('peak_iops:       1000000000000', out.splitlines())
+        code, out, err = self.run_manage('domain', 'reset-capacity',
+                                         self.KEY)
+        self.assertEqual((0, ''), (code, err))
+        lines = out.splitlines()
+        self.assertEqual('storage domain %s: learned peak reset' % self.KEY,
+                         lines[0])
+        self.assertIn('peak_iops:       0', lines)
+        self.assertIn('max_iops:        0', lines)
+        self.assertEqual(0, api.get_storage_domain(self.engine,
+                                                   self.KEY).peak_iops)
+
+    def test_unknown_key(self):
+        for action in ('show', 'reset-capacity'):
+            self.assertFails("no storage domain 'nope'", 'domain', action,
+                             'nope')
