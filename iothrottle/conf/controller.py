@@ -76,6 +76,22 @@ OPTS = [
                       'The policy renews caps it still needs every '
                       'interval; the compute agent lifts an expired cap by '
                       'itself. Seconds; must exceed interval_s.'),
+    cfg.FloatOpt('min_cap_iops',
+                 default=10.0, min=1.0, max=1e15,
+                 help='The least a cap allows on its IOPS axis, for every '
+                      'policy: a disk the controller holds as hard as it '
+                      'may (a donor without a floor, the top consumer of '
+                      '"paper") gets this, never 0, which libvirt reads as '
+                      'unlimited. 10 drains QEMU\'s default virtio-blk '
+                      'queue of 256 requests in 25.6 s, under the 30 s '
+                      'command timeout of Linux guests. Requests per '
+                      'second.'),
+    cfg.FloatOpt('min_cap_bytes_sec',
+                 default=1048576.0, min=4096.0, max=1e15,
+                 help='The least a cap allows on its bandwidth axis, for '
+                      'every policy (see min_cap_iops); 1 MiB/s is '
+                      'min_cap_iops requests of 100 KiB. Bytes per '
+                      'second.'),
     cfg.FloatOpt('paper_rate',
                  default=0.5, min=0.01, max=0.99,
                  help='"paper" policy: the cap is rate x the top '

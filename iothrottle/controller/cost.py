@@ -23,13 +23,28 @@ sizes.  Worked numbers for a 7200 rpm disk (200 IOPS, 150 MB/s):
 A cap expressed as a load ``L`` turns into the pair of libvirt limits
 ``total_iops_sec = L / cost(s)`` and ``total_bytes_sec = that x s`` for
 the stream's mean request size ``s``; whatever sizes the guest then
-uses, the two limits together keep its load at or below ``L``.
+uses, the two limits together keep its load at or below ``L``.  A mean
+size is taken between one 512-byte sector and 64 MiB
+(``MIN_REQUEST_BYTES``, ``MAX_REQUEST_BYTES``).
 """
 
 # A request of unknown size (a disk that did no I/O in the interval) is
 # costed as a 64 KiB one: the size of seed 000's workload and a common
 # guest readahead, between a 4 KiB page and a 512 KiB merged request.
 DEFAULT_REQUEST_BYTES = 65536.0
+
+# No request moves fewer bytes than one 512-byte sector: a sample that
+# counts requests but no bytes (a flush, a discard, a counter that wrapped
+# or a host that lies) is costed as sector-sized requests, never as
+# requests of 0 bytes, which would make a byte floor infinitely many
+# requests.
+MIN_REQUEST_BYTES = 512.0
+
+# Nor more than 64 MiB: no block device takes larger requests (Linux
+# splits at max_hw_sectors_kb, a few MiB on common hardware), so a larger
+# mean comes from a counter glitch or a host that lies, and unbounded it
+# makes the cost of one request infinite and every cap 0 x inf = NaN.
+MAX_REQUEST_BYTES = 64.0 * 1024 * 1024
 
 
 def request_cost_s(capacity, request_bytes):
@@ -44,8 +59,11 @@ def load(capacity, iops, bytes_sec):
 
 
 def mean_request_bytes(iops, bytes_sec, fallback=DEFAULT_REQUEST_BYTES):
-    """Mean request size of a stream, ``fallback`` when it did no I/O."""
-    return bytes_sec / iops if iops > 0 else fallback
+    """Mean request size of a stream, ``fallback`` when it did no I/O,
+    within ``MIN_REQUEST_BYTES`` .. ``MAX_REQUEST_BYTES``."""
+    if iops <= 0:
+        return fallback
+    return min(MAX_REQUEST_BYTES, max(MIN_REQUEST_BYTES, bytes_sec / iops))
 
 
 def cap_for_load(capacity, load_share, request_bytes):

@@ -28,11 +28,14 @@ class DomainResult:
 
 def decide(policy, state, storage_domain, capacity_of, disks, now_s):
     """Run ``policy`` on ``disks``, ``(sample, guarantee, cap)`` triples of
-    ``storage_domain``; ``state`` None starts the policy afresh and
+    ``storage_domain`` (a cap that limits neither axis is passed on as no
+cap); ``state`` None starts the policy afresh and
     ``capacity_of(storage_domain)`` gives the domain's Capacity.  A policy
     that raises costs this domain its interval, nothing else."""
     guarantees, inputs = {}, []
     for sample, guarantee, cap in disks:
+        if cap is not None and cap.iops <= 0 and cap.bytes_sec <= 0:
+            cap = None     # limits nothing: libvirt's 0 is "unlimited"
         guarantees[sample.disk_id] = guarantee
         inputs.append(model.DiskInput(sample=sample, guarantee=guarantee,
                                       cap=cap))

@@ -76,9 +76,10 @@ Each interval, for one storage domain:
    equals the deficit, and cut each donor to ``floor_load + min(excess,
    lam x weight)``.  The largest excess (per unit of tier weight) is cut
    first; a disk at or below its floor is never a donor; a cap never goes
-   below ``min_iops``/``min_bytes_sec``.  If all excess together is less
-   than the deficit, every donor is cut to its floor (the guarantees
-   overbook the domain; the reason says so).
+   below ``min_iops``/``min_bytes_sec`` nor below the *minimum cap*
+   (below).  If all excess together is less than the deficit, every
+   donor is cut to its floor (the guarantees overbook the domain; the
+   reason says so).
 3. Otherwise, if any disk is at risk: **hold** - renew every cap as it
    is, so a release does not push a guaranteed disk over the edge.
 4. Otherwise, once nobody has been at risk for ``calm_intervals`` (3)
@@ -94,6 +95,31 @@ Each interval, for one storage domain:
    steep.  Measured on the testbed (FIFO store at 99 % load), a 10 %
    release of a 48 IOPS cap took VM2 from 120 % of its floor to 93 %
    in one interval, every fifth interval.
+
+The minimum cap
+---------------
+A floorless donor "cut to its floor" would be cut to 0, and 0 is
+*unlimited* to libvirt and QEMU: the hardest cut would lift the cap,
+exactly when contention is worst (issue 9: capacity 100 IOPS, floors of
+50 and 40 IOPS both short at 25 IOPS, a floorless neighbour at 40 IOPS
+was "capped" to 0).  So no cap of any policy allows less than
+``min_cap_iops`` (10 IOPS) and ``min_cap_bytes_sec`` (1 MiB/s) on an
+axis it limits (``model.MinimumCap``).  QEMU's own throttling document
+(``docs/throttle.txt``) warns that limits set too low make guest I/O
+time out rather than slow down; the default is sized by that: 10 IOPS
+drains QEMU's default virtio-blk queue of 256 requests in 25.6 s, under
+the 30 s command timeout of Linux guests and far under their 120 s
+hung-task warning, and 1 MiB/s is those 10 requests at 100 KiB.  On the
+testbed's 100 IOPS store the minimum is a tenth of the domain, so a
+domain with many floorless donors at the minimum may still be short
+for its floors: the overbooked semantics are issue 8's.  A cap in force
+that limits neither axis (``Cap(0, 0)``, left by another tool) is handed
+to the policy as no cap (``domain.decide``), never renewed.
+
+A sample with requests but no bytes (flushes, discards, a wrapped
+counter, a lying host) is costed as 512-byte requests
+(``cost.MIN_REQUEST_BYTES``); a mean request size of 0 made a byte floor
+worth infinitely many requests and cost the whole domain its decisions.
 
 Caps are leases of ``lease_s`` (30 s) that the policy renews every
 interval it still wants them; the compute agent lifts an expired lease by
@@ -125,6 +151,8 @@ Tunables (``[controller]``)
 ``release_fraction``  0.1   per-interval growth of a cap being released
 ``calm_intervals``    3     intervals without risk before a release
 ``lease_s``           30    lifetime of a cap, seconds
+``min_cap_iops``      10    least cap on the IOPS axis, requests/s
+``min_cap_bytes_sec`` 1 MiB/s  least cap on the bandwidth axis, bytes/s
 """
 
 import dataclasses
@@ -160,6 +188,13 @@ class GuaranteeTunables:
     release_fraction: float = 0.1
     calm_intervals: int = 3
     lease_s: float = 30.0
+    min_cap_iops: float = 10.0
+    min_cap_bytes_sec: float = 1048576.0
+
+    @property
+    def minimum_cap(self):
+        return model.MinimumCap(iops=self.min_cap_iops,
+                                bytes_sec=self.min_cap_bytes_sec)
 
     def __post_init__(self):
         if self.defend_fraction > self.guard_fraction:
@@ -283,7 +318,9 @@ class GuaranteePolicy(policy.Policy):
             guard_fraction=c.guard_fraction,
             release_fraction=c.release_fraction,
             calm_intervals=c.calm_intervals,
-            lease_s=c.lease_s))
+            lease_s=c.lease_s,
+            min_cap_iops=c.min_cap_iops,
+            min_cap_bytes_sec=c.min_cap_bytes_sec))
 
     def initial_state(self):
         return DomainState()
@@ -412,12 +449,11 @@ class GuaranteePolicy(policy.Policy):
 
     def _cap(self, view, row, share, reason):
         """A cap holding ``row`` at ``share`` of the domain, never below
-        its guarantee."""
-        g = row.disk.guarantee
+        its guarantee nor the minimum cap."""
         iops, bytes_sec = cost.cap_for_load(view.capacity, share,
                                             row.request_bytes)
-        cap = model.Cap(iops=max(iops, g.min_iops),
-                        bytes_sec=max(bytes_sec, g.min_bytes_sec))
+        cap = self.tunables.minimum_cap.cap(iops, bytes_sec,
+                                            row.disk.guarantee)
         return model.Decision(
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
@@ -426,21 +462,18 @@ class GuaranteePolicy(policy.Policy):
             cap=cap, lease_s=self.tunables.lease_s)
 
     def _renew(self, row, reason):
-        """Renew the cap in force, raised to the guarantee if a cap from
-        elsewhere (another policy, an older run) sits below it."""
+        """Renew the cap in force, raised to the guarantee and the minimum
+        cap if a cap from elsewhere (another policy, an older run) sits
+        below them; an axis it leaves unlimited stays so (a cap that
+        limits neither axis never gets here: ``domain.decide`` hands it
+        to the policy as no cap at all)."""
         return model.Decision(
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
-            reason=reason, cap=_at_least(row.disk.cap, row.disk.guarantee),
+            reason=reason,
+            cap=self.tunables.minimum_cap.raise_limits(
+                row.disk.cap, row.disk.guarantee),
             lease_s=self.tunables.lease_s)
-
-
-def _at_least(cap, g):
-    """``cap`` with each set limit raised to the guarantee's floor."""
-    return model.Cap(
-        iops=max(cap.iops, g.min_iops) if cap.iops > 0 else 0.0,
-        bytes_sec=(max(cap.bytes_sec, g.min_bytes_sec)
-                   if cap.bytes_sec > 0 else 0.0))
 
 
 def _release(row, reason):

@@ -94,6 +94,50 @@ class Cap:
 
 
 @dataclasses.dataclass(frozen=True)
+class MinimumCap:
+    """The least a cap allows on each axis it limits.
+
+    A limit of 0 means *unlimited* to libvirt, so a policy that wants a
+    disk held as hard as it may be must still name a positive number;
+    this is that number (``[controller] min_cap_iops`` and
+    ``min_cap_bytes_sec``, argued in ``iothrottle.controller.guarantee``).
+    """
+    iops: float = 10.0
+    bytes_sec: float = 1048576.0
+
+    def __post_init__(self):
+        for name in ('iops', 'bytes_sec'):
+            _check_rate('minimum cap', name, getattr(self, name))
+            if getattr(self, name) <= 0:
+                raise ValueError('minimum cap: %s must be > 0' % name)
+
+    def cap(self, iops, bytes_sec, guarantee=None):
+        """A Cap of ``iops``/``bytes_sec`` raised to this minimum and to
+        ``guarantee``'s floors on both axes: never 0, never under a
+        floor."""
+        g = guarantee or NO_GUARANTEE
+        return Cap(iops=max(iops, g.min_iops, self.iops),
+                   bytes_sec=max(bytes_sec, g.min_bytes_sec, self.bytes_sec))
+
+    def axis(self, value, name):
+        """One limit ``value`` on axis ``name`` ('iops' or 'bytes_sec')
+        raised to this minimum."""
+        return max(value, getattr(self, name))
+
+    def raise_limits(self, cap, guarantee=None):
+        """``cap`` with each limit it sets raised to this minimum and to
+        ``guarantee``'s floor; an axis it leaves unlimited (0) stays
+        so."""
+        g = guarantee or NO_GUARANTEE
+        return Cap(
+            iops=(self.axis(max(cap.iops, g.min_iops), 'iops')
+                  if cap.iops > 0 else 0.0),
+            bytes_sec=(self.axis(max(cap.bytes_sec, g.min_bytes_sec),
+                                 'bytes_sec')
+                       if cap.bytes_sec > 0 else 0.0))
+
+
+@dataclasses.dataclass(frozen=True)
 class DiskSample:
     """One disk's I/O over the last interval, as the host saw it."""
     instance_uuid: str

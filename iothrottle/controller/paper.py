@@ -44,6 +44,10 @@ Tunables
                                        target's last rate (not in seed 000)
 ``[controller] paper_cap_time_s`` 60   lease of each cap, seconds
 ``[controller] interval_s``       5    cap_interval, seconds (the shell)
+``[controller] min_cap_iops``     10   least cap on an axis it limits
+``[controller] min_cap_bytes_sec`` 1 MiB/s  (not in seed 000: a squeezed
+                                       top consumer is never set to 0,
+                                       which libvirt reads as unlimited)
 """
 
 import dataclasses
@@ -57,6 +61,7 @@ class PaperTunables:
     border_fraction: float = 0.9
     rate: float = 0.5
     cap_time_s: float = 60.0
+    minimum_cap: model.MinimumCap = model.MinimumCap()
 
 
 class PaperPolicy(policy.Policy):
@@ -69,7 +74,10 @@ class PaperPolicy(policy.Policy):
         c = conf.controller
         return cls(PaperTunables(border_fraction=c.border_fraction,
                                  rate=c.paper_rate,
-                                 cap_time_s=c.paper_cap_time_s))
+                                 cap_time_s=c.paper_cap_time_s,
+                                 minimum_cap=model.MinimumCap(
+                                     iops=c.min_cap_iops,
+                                     bytes_sec=c.min_cap_bytes_sec)))
 
     def decide(self, view, state):
         if not view.disks:
@@ -86,7 +94,8 @@ class PaperPolicy(policy.Policy):
             if total <= border:
                 continue
             target = max(view.disks, key=lambda d: getattr(d.sample, attr))
-            value = t.rate * getattr(target.sample, attr)
+            value = t.minimum_cap.axis(
+                t.rate * getattr(target.sample, attr), attr)
             caps.setdefault(target.disk_id, {})[attr] = value
             reasons.setdefault(target.disk_id, []).append(
                 'sum of %s %.1f %s > border %.1f; top consumer at %.1f %s '
@@ -99,7 +108,8 @@ class PaperPolicy(policy.Policy):
                 continue
             # The other axis keeps the cap already in force, if any: each
             # loop of Algorithm 1 only sets its own limit.
-            prev = disk.cap or model.Cap(iops=0.0, bytes_sec=0.0)
+            prev = t.minimum_cap.raise_limits(
+                disk.cap or model.Cap(iops=0.0, bytes_sec=0.0))
             new = caps[disk.disk_id]
             decisions.append(model.Decision(
                 instance_uuid=disk.sample.instance_uuid,

@@ -30,12 +30,15 @@ None: every interval, every disk gets its cap again as a lease of
 ``lease_s``.  The cap depends only on the disk count, the floors, the
 told capacity and each disk's request size (a disk that did no I/O is
 costed at ``cost.DEFAULT_REQUEST_BYTES``), never on what anyone did.
-A cap is never 0 (0 is "unlimited" to libvirt): at least
-``MIN_CAP_IOPS`` and one such request's bytes per second.
+A cap is never 0 (0 is "unlimited" to libvirt) nor below the
+``[controller]`` minimum cap (``model.MinimumCap``).
 
 Tunables (``[controller]``)
 ---------------------------
-``lease_s``   30   lifetime of each cap, seconds (renewed every interval)
+``lease_s``            30       lifetime of each cap, seconds (renewed
+                                every interval)
+``min_cap_iops``       10       least cap on each axis (see ``guarantee``)
+``min_cap_bytes_sec``  1 MiB/s
 """
 
 import dataclasses
@@ -44,14 +47,11 @@ from iothrottle.controller import cost
 from iothrottle.controller import model
 from iothrottle.controller import policy
 
-# The smallest cap set: 0 would mean "no limit" to libvirt, and a disk
-# below one request per second is stalled, not limited.
-MIN_CAP_IOPS = 1.0
-
 
 @dataclasses.dataclass(frozen=True)
 class StaticTunables:
     lease_s: float = 30.0
+    minimum_cap: model.MinimumCap = model.MinimumCap()
 
 
 def floor_load(disk, capacity):
@@ -77,7 +77,11 @@ class StaticPolicy(policy.Policy):
 
     @classmethod
     def from_conf(cls, conf):
-        return cls(StaticTunables(lease_s=conf.controller.lease_s))
+        c = conf.controller
+        return cls(StaticTunables(
+            lease_s=c.lease_s,
+            minimum_cap=model.MinimumCap(iops=c.min_cap_iops,
+                                         bytes_sec=c.min_cap_bytes_sec)))
 
     def decide(self, view, state):
         floors = [floor_load(d, view.capacity) for d in view.disks]
@@ -90,13 +94,12 @@ class StaticPolicy(policy.Policy):
         s, g = disk.sample, disk.guarantee
         size = cost.mean_request_bytes(s.iops, s.bytes_sec)
         iops, bytes_sec = cost.cap_for_load(view.capacity, share, size)
-        iops = max(iops, g.min_iops, MIN_CAP_IOPS)
-        bytes_sec = max(bytes_sec, g.min_bytes_sec, MIN_CAP_IOPS * size)
+        cap = self.tunables.minimum_cap.cap(iops, bytes_sec, g)
         return model.Decision(
             instance_uuid=s.instance_uuid, device=s.device,
             action=model.CAP,
             reason='static share %.3f of told capacity (fair share 1/%d, '
                    'own floor %.3f) -> %.1f IOPS, %.0f B/s'
-                   % (share, count, floor, iops, bytes_sec),
-            cap=model.Cap(iops=iops, bytes_sec=bytes_sec),
+                   % (share, count, floor, cap.iops, cap.bytes_sec),
+            cap=cap,
             lease_s=self.tunables.lease_s)

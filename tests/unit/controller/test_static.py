@@ -60,7 +60,7 @@ class TestStaticPolicy(testtools.TestCase):
         decided = caps([d, disk('b', 10.0)])
         self.assertAlmostEqual(100.0, decided['a'].cap.iops, places=1)
         # b keeps the minimum cap, never 0 (unlimited).
-        self.assertEqual(static.MIN_CAP_IOPS, decided['b'].cap.iops)
+        self.assertEqual(model.MinimumCap().iops, decided['b'].cap.iops)
         self.assertGreater(decided['b'].cap.bytes_sec, 0)
 
     def test_told_capacity_scales_the_caps(self):
