@@ -111,8 +111,11 @@ def build(conf):
         host_timeout_s=conf.conductor.host_timeout_intervals * interval_s,
         instances=directory)
     transport = rpc_api.get_transport(conf)
-    conductor = service.Conductor(the_core, rpc_api.ComputeAPI(transport),
-                                  store, conf.controller.policy)
+    conductor = service.Conductor(
+        the_core, rpc_api.ComputeAPI(transport), store,
+        conf.controller.policy,
+        max_report_age_s=conf.conductor.max_message_age_s,
+        capacity_refresh_s=conf.conductor.capacity_refresh_s)
     server = rpc_api.get_server(transport, rpc_api.CONDUCTOR_TOPIC,
                                 socket.gethostname(),
                                 [service.Endpoint(conductor)])

@@ -62,6 +62,12 @@ class DomainMap:
         return self.aliases.get(key, key)
 
 
+# A learned peak is a total the domain sustained this many intervals in a
+# row: one interval's outlier (a counter glitch, a lying host) cannot
+# raise a domain's capacity, and a real peak shows for seconds.
+PEAK_HELD_INTERVALS = 3
+
+
 class Capacities:
     """Declared capacities, else learned peaks, else the default.
 
@@ -70,6 +76,14 @@ class Capacities:
     ``learn`` a domain without a declared capacity uses its peak once
     both axes have been seen above zero.  The policy's border (e.g. 90 %)
     applies to whichever capacity this returns.
+
+    A peak is the smallest of the last ``PEAK_HELD_INTERVALS`` totals of
+    each axis, so it grows only to a level held that long: a single
+    report of ``read_iops=1e7`` (the wire's bound) moves nothing, where
+    it once set the domain's capacity for good.  The database is
+    authoritative (:meth:`replace_peaks`): an operator's
+    ``iothrottle-manage domain reset-capacity`` lowers a running
+    conductor's peak at its next refresh.
     """
 
     def __init__(self, default, declared=None, peaks=None, learn=True):
@@ -77,6 +91,7 @@ class Capacities:
         self.declared = dict(declared or {})
         self.peaks = dict(peaks or {})
         self.learn = learn
+        self._recent = {}   # domain -> deque of the last totals
 
     def capacity_of(self, domain):
         if domain in self.declared:
@@ -89,12 +104,24 @@ class Capacities:
     def observe(self, domain, iops, bytes_sec):
         """Record one interval's total; returns the new peak if it grew
         (to persist), else None."""
+        recent = self._recent.setdefault(
+            domain, collections.deque(maxlen=PEAK_HELD_INTERVALS))
+        recent.append((iops, bytes_sec))
+        if len(recent) < PEAK_HELD_INTERVALS:
+            return None
+        held = (min(r[0] for r in recent), min(r[1] for r in recent))
         old = self.peaks.get(domain, (0.0, 0.0))
-        new = (max(old[0], iops), max(old[1], bytes_sec))
+        new = (max(old[0], held[0]), max(old[1], held[1]))
         if new == old:
             return None
         self.peaks[domain] = new
         return new
+
+    def replace_peaks(self, peaks):
+        """Take ``{domain: (iops, bytes_sec)}`` from the database as the
+        peaks (a domain absent or at 0 has none)."""
+        self.peaks = {domain: peak for domain, peak in peaks.items()
+                      if peak[0] > 0 or peak[1] > 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,15 +171,40 @@ class Core:
                                else host_timeout_s)
         self._pending = {}      # host -> (report, received_at_s)
         self._last_seen = {}    # host -> received_at_s
+        self._agents = {}       # host -> (agent_id, last seq, seen_at_s)
         self._states = {}       # domain -> policy state
         self.owners = {}        # disk_id -> host, from the last round
 
     # -- reports ------------------------------------------------------
 
     def add_report(self, report, now_s):
-        """Take a decoded report (:class:`iothrottle.rpc.wire.Report`)."""
+        """Take a decoded report (:class:`iothrottle.rpc.wire.Report`);
+        returns None, or a one-line reason why it was dropped.
+
+        A report whose sequence number is not newer than the last one of
+        its agent is a replay or arrived out of order.  A host name is
+        held by one agent (``agent_id``) until that agent has been silent
+        for ``host_timeout_s``: a second agent configured with the same
+        ``[agent] host`` is refused, not mixed in.
+        """
+        agent = report.agent_id
+        holder = self._agents.get(report.host)
+        if (agent and holder is not None and holder[0] != agent
+                and now_s - holder[2] <= self.host_timeout_s):
+            return ('two agents report as host %s: %s and %s; keeping %s '
+                    'until it is silent for %.0f s'
+                    % (report.host, holder[0], agent, holder[0],
+                       self.host_timeout_s))
+        if (agent and holder is not None and holder[0] == agent
+                and report.seq <= holder[1]):
+            return ('report %d of agent %s (host %s) is not newer than %d; '
+                    'dropped as replayed or reordered'
+                    % (report.seq, agent, report.host, holder[1]))
+        if agent:
+            self._agents[report.host] = (agent, report.seq, now_s)
         self._pending[report.host] = (report, now_s)
         self._last_seen[report.host] = now_s
+        return None
 
     def live_hosts(self, now_s):
         return sorted(host for host, seen in self._last_seen.items()
@@ -187,20 +239,16 @@ class Core:
         for host in sorted(pending):
             report = pending[host][0]
             for sample in report.samples:
-                domain = self.domain_map.domain_of(sample.storage_domain)
-                if domain != sample.storage_domain:
-                    sample = dataclasses.replace(sample,
-                                                 storage_domain=domain)
-                if not self._accepted(host, sample, now_s, errors):
+                try:
+                    domain = self._admit(host, report, sample, owners,
+                                         caps, now_s, errors)
+                except Exception as exc:   # one sample, never the round
+                    errors.append('%s: sample of %s ignored: %s'
+                                  % (host, sample.disk_id, exc))
                     continue
-                if sample.disk_id in owners:
-                    errors.append('%s reported by %s and %s; %s ignored'
-                                  % (sample.disk_id, owners[sample.disk_id],
-                                     host, host))
-                    continue
-                owners[sample.disk_id] = host
-                caps[sample.disk_id] = report.caps.get(sample.disk_id)
-                by_domain_samples[domain].append(sample)
+                if domain is not None:
+                    by_domain_samples[domain].append(
+                        dataclasses.replace(sample, storage_domain=domain))
         self.owners = owners
         by_host = collections.defaultdict(list)
         by_domain, peaks = {}, {}
@@ -221,6 +269,21 @@ class Core:
         return Round(now_s=now_s, hosts=tuple(sorted(pending)),
                      by_host=dict(by_host), by_domain=by_domain,
                      peaks=peaks, errors=tuple(errors))
+
+    def _admit(self, host, report, sample, owners, caps, now_s, errors):
+        """The domain ``sample`` of ``host`` joins this round (recording
+        its owner and cap), or None when it is not accepted."""
+        domain = self.domain_map.domain_of(sample.storage_domain)
+        if not self._accepted(host, sample, now_s, errors):
+            return None
+        if sample.disk_id in owners:
+            errors.append('%s reported by %s and %s; %s ignored'
+                          % (sample.disk_id, owners[sample.disk_id],
+                             host, host))
+            return None
+        owners[sample.disk_id] = host
+        caps[sample.disk_id] = report.caps.get(sample.disk_id)
+        return domain
 
     def _decide_domain(self, domain, samples, caps, now_s, errors):
         disks = [(sample, self._guarantee(sample, errors),

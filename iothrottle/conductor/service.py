@@ -1,16 +1,21 @@
 """The conductor's shell: RPC endpoint, decision loop, database.
 
-Reports arrive on the RPC server's threads and are handed to the core
-under a lock; one loop thread runs a round as soon as the core says it
-is due, casts each host its decisions and stores them with their reason.
-The database is best effort: when it is unreachable the conductor keeps
-deciding from memory and says so once in its log (and once when it is
-back).
+Reports arrive on the RPC server's threads, are decoded (a malformed
+sample costs only itself, a stale report is dropped) and handed to the
+core under a lock; one loop thread runs a round as soon as the core says
+it is due and casts each host its decisions.  Recording them, and
+re-reading the capacities every ``capacity_refresh_s``, happen on a
+writer thread with a bounded backlog: nothing under the lock, and
+nothing in the loop, waits on the database.  The database is best
+effort: when it is unreachable the conductor keeps deciding from memory
+and says so once in its log (and once when it is back).
 """
 
 import threading
 import time
 
+import futurist
+from futurist import rejection
 from oslo_log import log as logging
 
 from iothrottle.db import api as db_api
@@ -21,6 +26,15 @@ LOG = logging.getLogger(__name__)
 
 # Longest sleep of the loop between two looks at the stop event.
 POLL_S = 1.0
+
+# Database writes of rounds waiting for the writer thread at most: a
+# minute of rounds at a 2-5 s interval.  A database that is slower than
+# that loses the writes past it (counted, logged), never the loop's time.
+MAX_PENDING_WRITES = 30
+
+# Dropped reports and rejected samples are logged at most this often per
+# host: a flood must not become a log flood.
+WARN_EVERY_S = 60.0
 
 
 class Store:
@@ -58,16 +72,21 @@ class Store:
 
 def load_capacities(store, capacities):
     """Declared capacities and learned peaks from the database into
-    ``capacities`` (a core.Capacities); config declarations win."""
-    for domain in store.call('loading storage domains',
-                             db_api.storage_domains) or ():
+    ``capacities`` (a core.Capacities); config declarations win, the
+    database's peaks replace the ones in memory (an operator's reset
+    lowers them).  Nothing changes when the database cannot be read."""
+    domains = store.call('loading storage domains', db_api.storage_domains)
+    if domains is None:
+        return
+    peaks = {}
+    for domain in domains:
         if (domain.capacity_source == db_models.CAPACITY_CONFIG
                 and domain.key not in capacities.declared
                 and domain.capacity() is not None):
             capacities.declared[domain.key] = domain.capacity()
-        if domain.peak_iops or domain.peak_bytes_sec:
-            capacities.peaks[domain.key] = (domain.peak_iops,
-                                            domain.peak_bytes_sec)
+        peaks[domain.key] = (domain.peak_iops or 0.0,
+                             domain.peak_bytes_sec or 0.0)
+    capacities.replace_peaks(peaks)
 
 
 class Endpoint:
@@ -91,15 +110,29 @@ class Conductor:
     ``apply(host, decision_dicts)``; ``store`` a :class:`Store`."""
 
     def __init__(self, core, compute_api, store, policy_name,
-                 clock=time.monotonic):
+                 clock=time.monotonic, wall_clock=time.time,
+                 max_report_age_s=10.0, capacity_refresh_s=60.0,
+                 writer=None):
         self.core = core
         self.compute_api = compute_api
         self.store = store
         self.policy_name = policy_name
         self.clock = clock
+        self.wall_clock = wall_clock
+        self.max_report_age_s = max_report_age_s
+        self.capacity_refresh_s = capacity_refresh_s
         self.rounds = 0
+        self.dropped_writes = 0
+        self.dropped_reports = 0
         self._cond = threading.Condition()
         self._stopping = False
+        self._warned_at = {}
+        self._capacities_read_s = clock()
+        # Database writes happen on one thread of their own, so a hung
+        # database never holds the decision loop (issue 9 item 11).
+        self._writer = writer or futurist.ThreadPoolExecutor(
+            max_workers=1, check_and_reject=rejection.reject_when_reached(
+                MAX_PENDING_WRITES))
 
     # -- reports ------------------------------------------------------
 
@@ -108,11 +141,30 @@ class Conductor:
         try:
             decoded = wire.decode_report(report)
         except Exception as exc:
-            LOG.warning('malformed report ignored: %s', exc)
+            self._drop('malformed', 'malformed report ignored: %s' % exc)
+            return
+        for line in decoded.rejected:
+            self._drop(decoded.host, line)
+        age_s = self.wall_clock() - decoded.sent_at
+        if decoded.sent_at > 0 and age_s > self.max_report_age_s:
+            self._drop(decoded.host, 'report of %s sent %.1f s ago (more '
+                       'than max_report_age_s %.0f): dropped as stale'
+                       % (decoded.host, age_s, self.max_report_age_s))
             return
         with self._cond:
-            self.core.add_report(decoded, self.clock())
+            why = self.core.add_report(decoded, self.clock())
             self._cond.notify_all()
+        if why:
+            self._drop(decoded.host, why)
+
+    def _drop(self, key, message):
+        """Count a dropped report or sample; log at most one line per
+        ``key`` every WARN_EVERY_S."""
+        self.dropped_reports += 1
+        now = self.clock()
+        if now - self._warned_at.get(key, -WARN_EVERY_S) >= WARN_EVERY_S:
+            self._warned_at[key] = now
+            LOG.warning('%s', message)
 
     # -- Cinder pools -------------------------------------------------
 
@@ -147,14 +199,16 @@ class Conductor:
         return None
 
     def publish(self, round_):
-        """Cast the decisions of a round and store them."""
+        """Cast the decisions of a round; hand their recording to the
+        database writer."""
         self.rounds += 1
         for message in round_.errors:
             LOG.warning('%s', message)
+        issued_at = self.wall_clock()
         for host, pairs in sorted(round_.by_host.items()):
             try:
                 self.compute_api.apply(host, [
-                    wire.decision_to_dict(decision, guarantee)
+                    wire.decision_to_dict(decision, guarantee, issued_at)
                     for decision, guarantee in pairs])
             except Exception as exc:
                 LOG.warning('casting %d decision(s) to %s failed: %s',
@@ -163,11 +217,35 @@ class Conductor:
             for decision in decisions:
                 LOG.info('%s %s on %s: %s', decision.action,
                          decision.disk_id, domain, decision.reason)
+        self._write(self._record, round_)
+        if self.clock() - self._capacities_read_s >= self.capacity_refresh_s:
+            self._capacities_read_s = self.clock()
+            self._write(load_capacities, self.store, self.core.capacities)
+
+    def _record(self, round_):
+        """Store a round's decisions and grown peaks (writer thread)."""
+        for domain, decisions in sorted(round_.by_domain.items()):
             self.store.call('recording decisions', db_api.record_decisions,
                             domain, decisions, policy=self.policy_name)
         for domain, (iops, bytes_sec) in sorted(round_.peaks.items()):
             self.store.call('recording the peak of %s' % domain,
                             db_api.learn_peak, domain, iops, bytes_sec)
+
+    def _write(self, func, *args):
+        """Run ``func(*args)`` on the writer thread; when its backlog is
+        full the write is dropped, counted and logged (once a minute)."""
+        try:
+            return self._writer.submit(func, *args)
+        except futurist.RejectedSubmission:
+            self.dropped_writes += 1
+            now = self.clock()
+            if now - self._warned_at.get('db', -WARN_EVERY_S) >= \
+                    WARN_EVERY_S:
+                self._warned_at['db'] = now
+                LOG.warning('database writes are %d rounds behind; %d '
+                            'write(s) dropped so far', MAX_PENDING_WRITES,
+                            self.dropped_writes)
+            return None
 
     def run(self):
         """Decide until :meth:`stop`; a failing round never ends it."""
@@ -185,3 +263,7 @@ class Conductor:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+        self._writer.shutdown(wait=False)
+        directory = getattr(self.core, 'instances', None)
+        if directory is not None and hasattr(directory, 'close'):
+            directory.close()

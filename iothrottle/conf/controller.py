@@ -104,6 +104,18 @@ OPTS = [
 ]
 
 
+def check(conf):
+    """The first inconsistency between the group's options as one line,
+    or None: a lease that does not outlive the interval lapses before
+    its renewal and makes the cap flap (issue 9)."""
+    c = conf.controller
+    for name in ('lease_s', 'paper_cap_time_s'):
+        if getattr(c, name) <= c.interval_s:
+            return ('[controller] %s (%g s) must exceed interval_s (%g s)'
+                    % (name, getattr(c, name), c.interval_s))
+    return None
+
+
 def register_opts(conf):
     groups.register(conf, GROUP, OPTS)
 

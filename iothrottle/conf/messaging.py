@@ -41,6 +41,13 @@ AGENT_OPTS = [
                       'how long a VM stays throttled after its controller '
                       'is lost. Seconds; must exceed [controller] lease_s '
                       'and the paper policy\'s paper_cap_time_s.'),
+    cfg.FloatOpt('max_message_age_s',
+                 default=10.0, min=1.0, max=3600.0,
+                 help='A decision the conductor issued longer ago than this '
+                      '(queued while the agent or the bus was down) is '
+                      'dropped, not applied as fresh. Compared with the '
+                      'conductor\'s wall clock: hosts must keep time '
+                      '(NTP). Seconds.'),
 ]
 
 CONDUCTOR_GROUP = cfg.OptGroup(
@@ -96,6 +103,18 @@ CONDUCTOR_OPTS = [
                  default=3.0, min=1.0,
                  help='A host that has not reported for this many '
                       'intervals is no longer waited for. Intervals.'),
+    cfg.FloatOpt('max_message_age_s',
+                 default=10.0, min=1.0, max=3600.0,
+                 help='A report an agent sent longer ago than this (queued '
+                      'while the conductor or the bus was down) is dropped, '
+                      'not decided on as fresh. Compared with the agent\'s '
+                      'wall clock: hosts must keep time (NTP). Seconds.'),
+    cfg.FloatOpt('capacity_refresh_s',
+                 default=60.0, min=1.0, max=86400.0,
+                 help='Declared capacities and learned peaks are read '
+                      'again from the database this often, so that '
+                      '"iothrottle-manage domain reset-capacity" takes '
+                      'effect in a running conductor. Seconds.'),
 ]
 
 

@@ -10,6 +10,8 @@ once the bus is back.
 
 import dataclasses
 import threading
+import time
+import uuid
 
 from oslo_log import log as logging
 
@@ -66,20 +68,42 @@ class RemoteAgent:
     """Drives an :class:`iothrottle.compute.agent.Agent` for the
     conductor.  ``conductor_api`` has ``report(report_dict)``."""
 
-    def __init__(self, agent, conductor_api, host, interval_s):
+    def __init__(self, agent, conductor_api, host, interval_s,
+                 max_decision_age_s=10.0, wall_clock=time.time):
         self.agent = agent
         self.conductor_api = conductor_api
         self.host = host
         self.interval_s = interval_s
+        self.max_decision_age_s = max_decision_age_s
+        self.wall_clock = wall_clock
+        # Who this process is, for the conductor: a second agent started
+        # with the same [agent] host is told apart from this one, and a
+        # report replayed or reordered on the bus by its number.
+        self.agent_id = str(uuid.uuid4())
         self.reports = 0
         self.applied = 0
+        self.stale = 0
         self._bus_ok = True
 
     def apply(self, decisions):
-        """Apply decision dicts from the conductor; returns errors."""
+        """Apply decision dicts from the conductor; returns errors.
+        Decisions issued more than ``max_decision_age_s`` ago (queued
+        while this agent or the bus was down) are dropped: the conductor
+        decides again from fresh reports."""
         pairs = []
+        if not isinstance(decisions, list):
+            LOG.warning('malformed apply ignored: decisions must be a list')
+            return ()
+        now = self.wall_clock()
         for data in decisions:
             try:
+                issued_at = wire.issued_at(data)
+                if issued_at > 0 and now - issued_at > \
+                        self.max_decision_age_s:
+                    self.stale += 1
+                    LOG.info('decision issued %.1f s ago dropped as stale',
+                             now - issued_at)
+                    continue
                 pairs.append(wire.decision_from_dict(data))
             except Exception as exc:
                 LOG.warning('malformed decision ignored: %s', exc)
@@ -94,7 +118,9 @@ class RemoteAgent:
         report = self.agent.observe()
         try:
             self.conductor_api.report(wire.report(
-                self.host, self.interval_s, report.samples, report.caps))
+                self.host, self.interval_s, report.samples, report.caps,
+                agent_id=self.agent_id, seq=self.reports + 1,
+                sent_at=self.wall_clock()))
             self.reports += 1
             if not self._bus_ok:
                 self._bus_ok = True

@@ -31,19 +31,110 @@ every tier, so that the plugin resolves ``iothrottle:tier``::
 ``error`` is a one-line reason when the conductor cannot answer (its
 database is unreachable); the plugins then step aside.
 
-Decoding validates through the model's own constructors, so a malformed
-message raises ValueError (or TypeError/KeyError) naming what is wrong.
+Decoding checks every field: strings are strings of bounded length,
+numbers are real, finite and within physical bounds (``MAX_*`` below),
+a cap names a disk of its own report.  A malformed envelope raises
+ValueError naming the field; a malformed sample or cap is left out of
+its report (``Report.rejected``), never the other hosts' samples.
+Reports carry the agent's id, a sequence number and its send time;
+decisions carry the conductor's issue time, so stale messages (queued
+while a service was down, replayed) are dropped.
 """
 
 import dataclasses
+import math
 
 from iothrottle.cinder import placement
 from iothrottle.controller import model
 from iothrottle.seekmodel import profile as profile_mod
+from iothrottle import tiers as tiers_mod
 
 SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(model.DiskSample))
 GUARANTEE_FIELDS = tuple(f.name for f in dataclasses.fields(model.Guarantee))
 VOLUME_FIELDS = tuple(f.name for f in dataclasses.fields(placement.Volume))
+
+# Bounds of what a report may say (issue 9: every number crossing the bus
+# is checked finite and in range).  They are physical, not policy: a value
+# past them is a bug or a lie, and one such value poisoned a domain's
+# learned capacity for good.
+# No disk completes 10 million requests a second (the fastest NVMe
+# devices do a few million).
+MAX_IOPS = 1e7
+# Nor moves 100 GB/s (a PCIe 5.0 x16 link carries ~64 GB/s).
+MAX_BYTES_SEC = 1e11
+# A mean latency over an hour is a hung disk, not a measurement.
+MAX_LATENCY_S = 3600.0
+# Agents report every few seconds; an hour-long interval is a broken clock.
+MAX_INTERVAL_S = 3600.0
+# A lease is renewed every interval; a day is far past any [agent]
+# max_lease_s an operator would set (the agent bounds it further).
+MAX_LEASE_S = 86400.0
+# One compute host runs hundreds of disks, not ten thousand: a bigger
+# report is a flood.
+MAX_SAMPLES = 10000
+# Names (hosts, uuids, devices, storage domain keys, flavors) fit in 255
+# characters everywhere in Nova and libvirt; a reason is one log line.
+MAX_NAME_CHARS = 255
+MAX_REASON_CHARS = 1024
+# A sequence number fits in a signed 64-bit integer.
+MAX_SEQ = 2 ** 63 - 1
+
+_SAMPLE_BOUNDS = {
+    'interval_s': MAX_INTERVAL_S, 'read_iops': MAX_IOPS,
+    'write_iops': MAX_IOPS, 'read_bytes_sec': MAX_BYTES_SEC,
+    'write_bytes_sec': MAX_BYTES_SEC, 'latency_s': MAX_LATENCY_S,
+}
+_SAMPLE_TEXT = ('instance_uuid', 'device', 'storage_domain',
+                'instance_name', 'flavor')
+_REQUIRED_TEXT = ('instance_uuid', 'device', 'storage_domain')
+
+
+def _shown(value, limit):
+    """``value`` as printable ASCII text of at most ``limit`` characters,
+    for a message about a field that may be malformed."""
+    shown = value if isinstance(value, str) and value.isprintable() \
+        else ascii(value)
+    return shown[:limit]
+
+
+def _mapping(owner, data):
+    if not isinstance(data, dict):
+        raise ValueError('%s must be a mapping, got %s'
+                         % (owner, type(data).__name__))
+    return data
+
+
+def text(owner, name, value, limit=MAX_NAME_CHARS, required=False):
+    """``value`` if it is a str of at most ``limit`` characters (and not
+    empty when ``required``); else ValueError naming ``owner``/``name``."""
+    if not isinstance(value, str):
+        raise ValueError('%s: %s must be a string, got %s'
+                         % (owner, name, type(value).__name__))
+    if len(value) > limit:
+        raise ValueError('%s: %s is longer than %d characters'
+                         % (owner, name, limit))
+    if not value.isprintable():
+        raise ValueError('%s: %s has unprintable characters'
+                         % (owner, name))
+    if required and not value:
+        raise ValueError('%s: %s must not be empty' % (owner, name))
+    return value
+
+
+def number(owner, name, value, maximum):
+    """``value`` as a float if it is a real number (not a bool), finite,
+    in [0, maximum]; else ValueError naming ``owner``/``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError('%s: %s must be a number, got %s'
+                         % (owner, name, type(value).__name__))
+    try:
+        value = float(value)
+    except OverflowError:
+        value = math.inf
+    if not 0 <= value <= maximum:    # NaN fails every comparison
+        raise ValueError('%s: %s must be a finite number in [0, %g], got '
+                         '%r' % (owner, name, maximum, value))
+    return value
 
 
 def cap_to_dict(cap):
@@ -52,10 +143,13 @@ def cap_to_dict(cap):
     return {'iops': float(cap.iops), 'bytes_sec': float(cap.bytes_sec)}
 
 
-def cap_from_dict(data):
+def cap_from_dict(data, owner='cap'):
     if data is None:
         return None
-    return model.Cap(iops=data['iops'], bytes_sec=data['bytes_sec'])
+    _mapping(owner, data)
+    return model.Cap(iops=number(owner, 'iops', data.get('iops'), MAX_IOPS),
+                     bytes_sec=number(owner, 'bytes_sec',
+                                      data.get('bytes_sec'), MAX_BYTES_SEC))
 
 
 def sample_to_dict(sample):
@@ -63,8 +157,20 @@ def sample_to_dict(sample):
 
 
 def sample_from_dict(data):
-    return model.DiskSample(**{name: data[name] for name in SAMPLE_FIELDS
-                               if name in data})
+    """A DiskSample of a sample dict; ValueError naming the field.
+    Unknown keys are ignored (a newer agent); absent rates are 0."""
+    _mapping('sample', data)
+    owner = 'sample of %s/%s' % (_shown(data.get('instance_uuid'), 64),
+                                 _shown(data.get('device'), 16))
+    fields = {}
+    for name in _SAMPLE_TEXT:
+        if name in data or name in _REQUIRED_TEXT:
+            fields[name] = text(owner, name, data.get(name),
+                                required=name in _REQUIRED_TEXT)
+    for name, maximum in _SAMPLE_BOUNDS.items():
+        if name in data or name == 'interval_s':
+            fields[name] = number(owner, name, data.get(name), maximum)
+    return model.DiskSample(**fields)
 
 
 def guarantee_to_dict(guarantee):
@@ -72,13 +178,40 @@ def guarantee_to_dict(guarantee):
 
 
 def guarantee_from_dict(data):
-    return model.Guarantee(**{name: data[name] for name in GUARANTEE_FIELDS
-                              if name in data})
+    """A Guarantee of a dict, with the tiers file's bounds (every value
+    in [0, tiers.MAX_VALUE], a weight in [MIN_WEIGHT, MAX_WEIGHT])."""
+    _mapping('guarantee', data)
+    fields = {}
+    for name in GUARANTEE_FIELDS:
+        if name not in data:
+            continue
+        if name == 'tier':
+            fields[name] = text('guarantee', name, data[name])
+            continue
+        value = data[name]
+        if isinstance(value, str):
+            raise ValueError('guarantee: %s must be a number, got a string'
+                             % name)
+        try:
+            fields[name] = tiers_mod.parse_number(value)
+            if name == 'weight':
+                tiers_mod.check_weight(fields[name])
+        except ValueError as exc:
+            raise ValueError('guarantee: %s %s' % (name, exc)) from None
+    return model.Guarantee(**fields)
 
 
-def report(host, interval_s, samples, caps):
-    """An agent's report of one interval (``caps``: {disk_id: Cap})."""
+def report(host, interval_s, samples, caps, agent_id='', seq=0,
+           sent_at=0.0):
+    """An agent's report of one interval (``caps``: {disk_id: Cap}).
+
+    ``agent_id`` names the agent process (a uuid made at its start),
+    ``seq`` counts its reports and ``sent_at`` is its wall clock (seconds
+    since the epoch): the conductor drops replayed, reordered and stale
+    reports with them (0 / '' when unknown: an older agent)."""
     return {'host': host, 'interval_s': float(interval_s),
+            'agent_id': agent_id, 'seq': int(seq),
+            'sent_at': float(sent_at),
             'samples': [sample_to_dict(s) for s in samples],
             'caps': {disk_id: cap_to_dict(cap)
                      for disk_id, cap in sorted(caps.items())}}
@@ -86,43 +219,109 @@ def report(host, interval_s, samples, caps):
 
 @dataclasses.dataclass(frozen=True)
 class Report:
-    """A decoded report."""
+    """A decoded report.  ``rejected``: one line per sample or cap that
+    was malformed and left out (the rest of the report is used)."""
     host: str
     interval_s: float
     samples: tuple
     caps: dict
+    agent_id: str = ''
+    seq: int = 0
+    sent_at: float = 0.0
+    rejected: tuple = ()
 
 
 def decode_report(data):
-    host = data['host']
-    if not isinstance(host, str) or not host:
-        raise ValueError('report: host must be a non-empty string, got %r'
-                         % (host,))
-    return Report(host=host, interval_s=float(data['interval_s']),
-                  samples=tuple(sample_from_dict(s)
-                                for s in data['samples']),
-                  caps={disk_id: cap_from_dict(cap)
-                        for disk_id, cap in data['caps'].items()})
+    """A Report of a report dict.  The envelope (host, interval, counts)
+    must be sound or the whole report is refused with ValueError; a
+    malformed sample or cap is left out and named in ``rejected``."""
+    _mapping('report', data)
+    host = text('report', 'host', data.get('host'), required=True)
+    owner = 'report of %s' % host
+    interval_s = number(owner, 'interval_s', data.get('interval_s'),
+                        MAX_INTERVAL_S)
+    if interval_s <= 0:
+        raise ValueError('%s: interval_s must be > 0' % owner)
+    agent_id = text(owner, 'agent_id', data.get('agent_id', ''))
+    seq = data.get('seq', 0)
+    if isinstance(seq, bool) or not isinstance(seq, int) \
+            or not 0 <= seq <= MAX_SEQ:
+        raise ValueError('%s: seq must be an integer in [0, 2^63), got %r'
+                         % (owner, seq))
+    sent_at = number(owner, 'sent_at', data.get('sent_at', 0.0), 1e11)
+    raw_samples = data.get('samples')
+    raw_caps = data.get('caps', {})
+    if not isinstance(raw_samples, list):
+        raise ValueError('%s: samples must be a list' % owner)
+    _mapping(owner + ': caps', raw_caps)
+    if len(raw_samples) > MAX_SAMPLES or len(raw_caps) > MAX_SAMPLES:
+        raise ValueError('%s: more than %d samples or caps'
+                         % (owner, MAX_SAMPLES))
+    samples, rejected = [], []
+    for raw in raw_samples:
+        try:
+            samples.append(sample_from_dict(raw))
+        except (ValueError, TypeError) as exc:
+            rejected.append('%s: %s' % (owner, exc))
+    disk_ids = {sample.disk_id for sample in samples}
+    caps = {}
+    for disk_id, raw in raw_caps.items():
+        try:
+            if disk_id not in disk_ids:
+                raise ValueError('cap of %s, a disk the report does not '
+                                 'sample' % _shown(disk_id, 300))
+            caps[disk_id] = cap_from_dict(raw, 'cap of %s' % disk_id)
+        except (ValueError, TypeError) as exc:
+            rejected.append('%s: %s' % (owner, exc))
+    return Report(host=host, interval_s=interval_s, samples=tuple(samples),
+                  caps=caps, agent_id=agent_id, seq=seq, sent_at=sent_at,
+                  rejected=tuple(rejected))
 
 
-def decision_to_dict(decision, guarantee=model.NO_GUARANTEE):
+def decision_to_dict(decision, guarantee=model.NO_GUARANTEE, issued_at=0.0):
+    """A decision dict; ``issued_at`` is the conductor's wall clock
+    (seconds since the epoch), by which an agent drops stale ones."""
     return {'instance_uuid': decision.instance_uuid,
             'device': decision.device, 'action': decision.action,
             'reason': decision.reason, 'cap': cap_to_dict(decision.cap),
             'lease_s': float(decision.lease_s),
-            'guarantee': guarantee_to_dict(guarantee)}
+            'guarantee': guarantee_to_dict(guarantee),
+            'issued_at': float(issued_at)}
 
 
 def decision_from_dict(data):
-    """``(Decision, Guarantee)`` from a decision dict."""
-    if data['action'] not in (model.CAP, model.RELEASE):
-        raise ValueError('decision: unknown action %r' % (data['action'],))
+    """``(Decision, Guarantee)`` from a decision dict; ValueError naming
+    the field.  A reason too long for one log line is cut, not refused."""
+    _mapping('decision', data)
+    action = data.get('action')
+    if action not in (model.CAP, model.RELEASE):
+        raise ValueError('decision: unknown action %s'
+                         % _shown(action, 32))
+    uuid = text('decision', 'instance_uuid', data.get('instance_uuid'),
+                required=True)
+    owner = 'decision on %s' % uuid
+    device = text(owner, 'device', data.get('device'), required=True)
+    reason = data.get('reason', '')
+    if not isinstance(reason, str):
+        raise ValueError('%s: reason must be a string' % owner)
+    lease_s = number(owner, 'lease_s', data.get('lease_s') or 0.0,
+                     MAX_LEASE_S)
     decision = model.Decision(
-        instance_uuid=data['instance_uuid'], device=data['device'],
-        action=data['action'], reason=data.get('reason', ''),
-        cap=cap_from_dict(data.get('cap')),
-        lease_s=float(data.get('lease_s') or 0.0))
+        instance_uuid=uuid, device=device, action=action,
+        reason=_shown(reason, MAX_REASON_CHARS),
+        cap=cap_from_dict(data.get('cap'), owner + ': cap'),
+        lease_s=lease_s)
     return decision, guarantee_from_dict(data.get('guarantee') or {})
+
+
+def issued_at(data):
+    """The ``issued_at`` of a decision dict (0.0 when absent or
+    malformed: an older conductor)."""
+    try:
+        return number('decision', 'issued_at', data.get('issued_at', 0.0),
+                      1e11)
+    except (ValueError, AttributeError):
+        return 0.0
 
 
 def pool_state_reply(states=None, tiers=None, error=None):

@@ -28,6 +28,19 @@ class TestMain(testtools.TestCase):
     def _main(self, *argv):
         return cmd.main(list(argv) + ['--config-dir', self.tmp.path])
 
+    def test_lease_not_longer_than_the_interval_is_refused(self):
+        # Issue 9 item 12: lease_s <= interval_s was accepted and made
+        # caps lapse before their renewal.
+        conf = self._file('iothrottle.conf', '''
+            [controller]
+            interval_s = 5
+            lease_s = 5
+            ''')
+        self.assertNotEqual(0, cmd.main(['--config-file', conf]))
+        self.assertEqual('iothrottle-compute: [controller] lease_s (5 s) '
+                         'must exceed interval_s (5 s)\n',
+                         self.stderr.getvalue())
+
     def test_conductor_mode_with_unreachable_libvirt(self):
         conf = self._file('iothrottle.conf', '''
             [compute]

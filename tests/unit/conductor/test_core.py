@@ -1,5 +1,6 @@
 """The conductor's pure core and guarantee resolution."""
 
+import dataclasses
 import logging
 
 import fixtures
@@ -106,7 +107,8 @@ class TestRound(testtools.TestCase):
         self.assertEqual(['u2/vda'], [d.disk_id for d, _ in r.by_host['h2']])
         self.assertEqual(GOLD, r.by_host['h2'][0][1])
         self.assertEqual(2, len(r.by_domain['store']))
-        self.assertEqual((60.0, 60.0 * 65536), r.peaks['store'])
+        # One interval's total is not yet a peak (PEAK_HELD_INTERVALS).
+        self.assertEqual({}, r.peaks)
 
     def test_policy_state_is_kept_per_domain(self):
         policy = Recorder()
@@ -167,6 +169,52 @@ class TestRound(testtools.TestCase):
         self.assertEqual(1, len(r.errors))
 
 
+class TestHostileReports(testtools.TestCase):
+
+    def test_a_sample_that_breaks_admission_costs_only_itself(self):
+        # Issue 9 item 5: a storage_domain of the wrong type raised in the
+        # alias lookup after the pending reports were swapped out, and
+        # every host lost the round.  Decode refuses it now; the core
+        # also survives a sample it cannot admit.
+        policy = Recorder()
+        c = make_core(policy, aliases={'keyA': 'store'})
+        bad = sample('u9', 'keyA')
+        object.__setattr__(bad, 'storage_domain', ['not', 'a', 'key'])
+        c.add_report(report('h1', sample('u1', 'keyA'), bad), 0.0)
+        c.add_report(report('h2', sample('u2', 'keyA')), 0.0)
+        r = c.decide(0.1)
+        self.assertEqual(['u1/vda', 'u2/vda'],
+                         sorted(d.disk_id for d in policy.views[0].disks))
+        self.assertEqual(['h1', 'h2'], sorted(r.by_host))
+        self.assertIn('u9/vda', ' '.join(r.errors))
+
+    def test_replayed_or_reordered_report_is_dropped(self):
+        c = make_core(Recorder())
+        first = dataclasses.replace(report('h1', sample('u1', 's')),
+                                    agent_id='a', seq=5)
+        self.assertIsNone(c.add_report(first, 0.0))
+        again = dataclasses.replace(first, seq=5)
+        self.assertIn('not newer', c.add_report(again, 1.0))
+        self.assertIsNone(c.add_report(
+            dataclasses.replace(first, seq=6), 2.0))
+
+    def test_second_agent_with_the_same_host_name_is_refused(self):
+        # Issue 9 item 12: two hosts with one [agent] host overwrote each
+        # other silently.
+        c = make_core(Recorder())
+        a = dataclasses.replace(report('h1', sample('u1', 's')),
+                                agent_id='agent-a', seq=1)
+        b = dataclasses.replace(report('h1', sample('u2', 's')),
+                                agent_id='agent-b', seq=1)
+        self.assertIsNone(c.add_report(a, 0.0))
+        why = c.add_report(b, 1.0)
+        self.assertIn('agent-a', why)
+        self.assertIn('agent-b', why)
+        # Once the first is silent past host_timeout_s, the second holds
+        # the name.
+        self.assertIsNone(c.add_report(b, 1.0 + c.host_timeout_s + 1))
+
+
 class TestCapacities(testtools.TestCase):
 
     def test_declared_then_learned_then_default(self):
@@ -174,10 +222,28 @@ class TestCapacities(testtools.TestCase):
         caps = core.Capacities(CAPACITY, {'d': declared})
         self.assertEqual(declared, caps.capacity_of('d'))
         self.assertEqual(CAPACITY, caps.capacity_of('l'))
-        self.assertEqual((80.0, 5e6), caps.observe('l', 80.0, 5e6))
+        self.assertIsNone(caps.observe('l', 80.0, 5e6))
+        self.assertIsNone(caps.observe('l', 85.0, 6e6))
+        # Held three intervals: the smallest of them is the peak.
+        self.assertEqual((80.0, 5e6), caps.observe('l', 90.0, 5e6))
         self.assertIsNone(caps.observe('l', 70.0, 4e6))
         self.assertEqual(model.Capacity(80.0, 5e6), caps.capacity_of('l'))
-        self.assertEqual((90.0, 5e6), caps.observe('l', 90.0, 1e6))
+
+    def test_one_outlier_does_not_set_the_peak(self):
+        # Issue 9 item 9: one report of 1e12 IOPS set the peak for good.
+        caps = core.Capacities(CAPACITY)
+        for total in ((80.0, 5e6), (80.0, 5e6), (80.0, 5e6)):
+            caps.observe('l', *total)
+        self.assertIsNone(caps.observe('l', 1e7, 1e11))
+        self.assertIsNone(caps.observe('l', 80.0, 5e6))
+        self.assertEqual(model.Capacity(80.0, 5e6), caps.capacity_of('l'))
+
+    def test_database_peaks_replace_and_lower_the_learned_ones(self):
+        caps = core.Capacities(CAPACITY, peaks={'l': (80.0, 5e6),
+                                                'm': (10.0, 1e6)})
+        caps.replace_peaks({'l': (0.0, 0.0), 'm': (5.0, 1e6)})
+        self.assertEqual(CAPACITY, caps.capacity_of('l'))
+        self.assertEqual(model.Capacity(5.0, 1e6), caps.capacity_of('m'))
 
     def test_learning_off_keeps_the_default(self):
         caps = core.Capacities(CAPACITY, learn=False)

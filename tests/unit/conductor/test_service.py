@@ -211,3 +211,67 @@ class TestOwnedCollector(testtools.TestCase):
             'u/vda': model.Cap(1.0, 0.0)}))
         self.assertEqual(((s,), {'u/vda': model.Cap(1.0, 0.0)}),
                          (report.samples, report.caps))
+
+
+class BlockedStore:
+    """A database that hangs until ``release`` is set."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.calls = []
+
+    def call(self, what, func, *args, **kwargs):
+        self.release.wait(DEADLINE_S)
+        self.calls.append(what)
+
+
+class TestStaleAndSlow(testtools.TestCase):
+    """Issue 9 items 11 and 12: stale messages, a hung database."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+
+    def test_stale_report_is_dropped(self):
+        from iothrottle.rpc import wire
+        the_core = test_core.make_core()
+        conductor = service.Conductor(
+            the_core, None, service.Store(None), 'x',
+            wall_clock=lambda: 1000.0, max_report_age_s=10.0)
+        s = test_core.sample('u1', 'store')
+        conductor.report(wire.report('h1', 2.0, [s], {}, agent_id='a',
+                                     seq=1, sent_at=900.0))
+        self.assertFalse(the_core.due(0.0))
+        self.assertIn('dropped as stale', self.log.output)
+        conductor.report(wire.report('h1', 2.0, [s], {}, agent_id='a',
+                                     seq=2, sent_at=995.0))
+        self.assertTrue(the_core.due(conductor.clock()))
+
+    def test_stale_decision_is_dropped_by_the_agent(self):
+        applied = []
+        agent = types.SimpleNamespace(
+            apply_decisions=lambda pairs: applied.extend(pairs) or ())
+        remote = remote_mod.RemoteAgent(agent, None, 'h1', 2.0,
+                                        max_decision_age_s=10.0,
+                                        wall_clock=lambda: 1000.0)
+        decision = {'instance_uuid': 'u1', 'device': 'vda',
+                    'action': 'cap', 'reason': 'r',
+                    'cap': {'iops': 5.0, 'bytes_sec': 0.0},
+                    'lease_s': 30.0, 'guarantee': {}}
+        remote.apply([dict(decision, issued_at=900.0),
+                      dict(decision, issued_at=995.0)])
+        self.assertEqual(1, len(applied))
+        self.assertEqual(1, remote.stale)
+
+    def test_a_hung_database_never_holds_the_loop(self):
+        store = BlockedStore()
+        conductor = service.Conductor(test_core.make_core(), None, store,
+                                      'x')
+        round_ = core.Round(now_s=0.0, hosts=(), by_host={},
+                            by_domain={'store': []}, peaks={}, errors=())
+        for _ in range(service.MAX_PENDING_WRITES + 5):
+            conductor.publish(round_)   # returns: the writer is blocked
+        self.assertGreater(conductor.dropped_writes, 0)
+        store.release.set()
+        conductor.stop()
+        self.assertIn('database writes are', self.log.output)
