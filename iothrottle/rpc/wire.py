@@ -3,6 +3,8 @@
 An agent casts one *report* per interval to the conductor::
 
     {'host': 'cmp-1', 'interval_s': 2.0,
+     'agent_id': '<uuid of the agent process>', 'seq': 42,
+     'sent_at': 1795000000.0,
      'samples': [{<every DiskSample field>}, ...],
      'caps': {'<uuid>/<device>': {'iops': 40.0, 'bytes_sec': 0.0}}}
 
@@ -13,7 +15,8 @@ instance's guarantee (the agent clamps caps to its ``max_*``)::
 
     {'decisions': [{'instance_uuid': ..., 'device': ..., 'action': 'cap',
                     'reason': ..., 'cap': {...} or None, 'lease_s': 10.0,
-                    'guarantee': {<every Guarantee field>}}]}
+                    'guarantee': {<every Guarantee field>},
+                    'issued_at': 1795000000.5}]}
 
 Cinder's scheduler plugins *call* the conductor for the pools they
 weigh (``pool_state``); the reply holds, for each pool that has a
