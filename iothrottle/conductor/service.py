@@ -14,8 +14,6 @@ and says so once in its log (and once when it is back).
 import threading
 import time
 
-import futurist
-from futurist import rejection
 from oslo_log import log as logging
 
 from iothrottle.db import api as db_api
@@ -68,6 +66,17 @@ class Store:
             self.healthy = True
             LOG.info('database reachable again')
         return value
+
+
+def _writer():
+    """One futurist thread with a backlog of MAX_PENDING_WRITES (imported
+    here: futurist imports eventlet unless
+    :func:`iothrottle.rpc.threads.setup` ran first)."""
+    import futurist
+    from futurist import rejection
+    return futurist.ThreadPoolExecutor(
+        max_workers=1,
+        check_and_reject=rejection.reject_when_reached(MAX_PENDING_WRITES))
 
 
 def load_capacities(store, capacities):
@@ -130,9 +139,7 @@ class Conductor:
         self._capacities_read_s = clock()
         # Database writes happen on one thread of their own, so a hung
         # database never holds the decision loop (issue 9 item 11).
-        self._writer = writer or futurist.ThreadPoolExecutor(
-            max_workers=1, check_and_reject=rejection.reject_when_reached(
-                MAX_PENDING_WRITES))
+        self._writer = writer or _writer()
 
     # -- reports ------------------------------------------------------
 
@@ -234,6 +241,7 @@ class Conductor:
     def _write(self, func, *args):
         """Run ``func(*args)`` on the writer thread; when its backlog is
         full the write is dropped, counted and logged (once a minute)."""
+        import futurist   # after threads.setup(): see _writer
         try:
             return self._writer.submit(func, *args)
         except futurist.RejectedSubmission:
