@@ -237,6 +237,17 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertEqual(cap, d.cap)
         self.assertIn('held: surplus 0.000', d.reason)
 
+    def test_a_met_floor_on_a_saturated_domain_limits_the_release(self):
+        # vm2's paced demand (40 IOPS, 30 floor) is met: 0.4 in flight,
+        # it does not "want more" - yet a 10 % release of vm1 on a full
+        # store would come out of it.  Its 4 IOPS above the guard band
+        # are all vm1 may gain.
+        cap = model.Cap(iops=55, bytes_sec=55 * KB64)
+        out = decide([disk('vm1', 55, 0.2, cap=cap),
+                      disk('vm2', 40, 0.01, min_iops=30)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertAlmostEqual(59.0, d.cap.iops, places=6)
+
     def test_release_outright_when_demand_fell_under_cap(self):
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
         out = decide([disk('vm1', 20, 0.012, cap=cap)], state=CALM)
