@@ -229,9 +229,19 @@ class Core:
 
     # -- one round ----------------------------------------------------
 
-    def decide(self, now_s):
-        """Run one round over the pending reports; returns a Round."""
+    def take(self):
+        """The pending reports, handed over for one round (the shell takes
+        them under its lock and decides outside it)."""
         pending, self._pending = self._pending, {}
+        return pending
+
+    def decide(self, now_s, pending=None):
+        """Run one round over ``pending`` (default: the pending reports,
+        taken now); returns a Round.  Only :meth:`take` and
+        :meth:`add_report` touch the pending reports, so a round may run
+        while reports keep arriving."""
+        if pending is None:
+            pending = self.take()
         errors = []
         owners, caps = {}, {}
         self._placements = {}

@@ -30,6 +30,9 @@ POLL_S = 1.0
 # that loses the writes past it (counted, logged), never the loop's time.
 MAX_PENDING_WRITES = 30
 
+# How long a stopping conductor waits for its queued database writes.
+STOP_WRITES_S = 5.0
+
 # Dropped reports and rejected samples are logged at most this often per
 # host: a flood must not become a log flood.
 WARN_EVERY_S = 60.0
@@ -194,16 +197,23 @@ class Conductor:
     # -- decision loop ------------------------------------------------
 
     def wait_round(self):
-        """Block until a round is due (or stop); run it; the Round."""
+        """Block until a round is due (or stop); run it; the Round.
+
+        The reports are taken under the lock and decided outside it: a
+        guarantee resolver that reads a slow database (``guarantees =
+        db``) delays this round, never the report handlers."""
         with self._cond:
             while not self._stopping:
                 now = self.clock()
                 if self.core.due(now):
-                    return self.core.decide(now)
+                    pending = self.core.take()
+                    break
                 timeout = self.core.next_deadline(now)
                 self._cond.wait(POLL_S if timeout is None
                                 else min(POLL_S, max(timeout, 0.01)))
-        return None
+            else:
+                return None
+        return self.core.decide(now, pending)
 
     def publish(self, round_):
         """Cast the decisions of a round; hand their recording to the
@@ -238,6 +248,18 @@ class Conductor:
             self.store.call('recording the peak of %s' % domain,
                             db_api.learn_peak, domain, iops, bytes_sec)
 
+    def _flush_writes(self):
+        """Let the writer finish the queued writes for up to
+        STOP_WRITES_S, then stop it: a stopping conductor keeps its last
+        rounds unless the database hangs."""
+        from futurist import waiters
+        try:
+            done = self._writer.submit(lambda: None)
+            waiters.wait_for_all([done], STOP_WRITES_S)
+        except Exception as exc:   # rejected (backlog full) or shut down
+            LOG.debug('flushing database writes: %s', exc)
+        self._writer.shutdown(wait=False)
+
     def _write(self, func, *args):
         """Run ``func(*args)`` on the writer thread; when its backlog is
         full the write is dropped, counted and logged (once a minute)."""
@@ -271,7 +293,7 @@ class Conductor:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        self._writer.shutdown(wait=False)
+        self._flush_writes()
         directory = getattr(self.core, 'instances', None)
         if directory is not None and hasattr(directory, 'close'):
             directory.close()

@@ -275,3 +275,62 @@ class TestStaleAndSlow(testtools.TestCase):
         store.release.set()
         conductor.stop()
         self.assertIn('database writes are', self.log.output)
+
+
+class SlowGuarantees:
+    """A guarantee resolver that hangs (a database read under
+    ``guarantees = db``) until ``release`` is set."""
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def covers(self, flavor):
+        self.entered.set()
+        self.release.wait(DEADLINE_S)
+        return False
+
+    def guarantee_for(self, flavor):
+        return model.NO_GUARANTEE
+
+
+class TestLockAndStop(testtools.TestCase):
+
+    def test_reports_are_taken_while_a_round_waits_on_its_resolver(self):
+        from iothrottle.rpc import wire
+        slow = SlowGuarantees()
+        the_core = core.Core(test_core.Recorder(), slow,
+                             core.Capacities(test_core.CAPACITY),
+                             interval_s=2.0)
+        conductor = service.Conductor(the_core, None, service.Store(None),
+                                      'x')
+        s = test_core.sample('u1', 'store')
+        conductor.report(wire.report('h1', 2.0, [s], {}))
+        rounds = []
+        loop = threading.Thread(
+            target=lambda: rounds.append(conductor.wait_round()))
+        loop.start()
+        self.assertTrue(slow.entered.wait(DEADLINE_S))
+        # The round is inside the resolver; a report handler must not
+        # wait for it (it held the lock until this fix).
+        handler = threading.Thread(target=conductor.report, args=(
+            wire.report('h2', 2.0, [test_core.sample('u2', 'store')], {}),))
+        handler.start()
+        handler.join(DEADLINE_S / 2)
+        self.assertFalse(handler.is_alive())
+        slow.release.set()
+        loop.join(DEADLINE_S)
+        self.assertEqual(['h1'], list(rounds[0].hosts))
+        self.assertEqual(['h2'], list(the_core.take()))
+
+    def test_stop_keeps_the_queued_writes(self):
+        store = BlockedStore()
+        conductor = service.Conductor(test_core.make_core(), None, store,
+                                      'x')
+        round_ = core.Round(now_s=0.0, hosts=(), by_host={},
+                            by_domain={'store': []}, peaks={}, errors=())
+        for _ in range(3):
+            conductor.publish(round_)
+        store.release.set()
+        conductor.stop()
+        self.assertEqual(3, store.calls.count('recording decisions'))
