@@ -66,6 +66,14 @@ def mean_request_bytes(iops, bytes_sec, fallback=DEFAULT_REQUEST_BYTES):
     return min(MAX_REQUEST_BYTES, max(MIN_REQUEST_BYTES, bytes_sec / iops))
 
 
+def floor_load(capacity, min_iops, min_bytes_sec, request_bytes):
+    """The load a floor of ``min_iops`` and ``min_bytes_sec`` is worth for
+    a stream of mean request size ``request_bytes``: whichever floor asks
+    for more requests, each at its cost."""
+    floor_iops = max(min_iops, min_bytes_sec / request_bytes)
+    return floor_iops * request_cost_s(capacity, request_bytes)
+
+
 def cap_for_load(capacity, load_share, request_bytes):
     """The (iops, bytes_sec) limits that hold a stream of mean request
     size ``request_bytes`` at ``load_share`` of the domain."""

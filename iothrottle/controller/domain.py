@@ -28,8 +28,8 @@ class DomainResult:
 
 def decide(policy, state, storage_domain, capacity_of, disks, now_s):
     """Run ``policy`` on ``disks``, ``(sample, guarantee, cap)`` triples of
-    ``storage_domain`` (a cap that limits neither axis is passed on as no
-cap); ``state`` None starts the policy afresh and
+    ``storage_domain`` (a cap that limits neither axis is passed on as
+    no cap); ``state`` None starts the policy afresh and
     ``capacity_of(storage_domain)`` gives the domain's Capacity.  A policy
     that raises costs this domain its interval, nothing else."""
     guarantees, inputs = {}, []

@@ -193,13 +193,7 @@ class GuaranteeTunables:
     release_fraction: float = 0.1
     calm_intervals: int = 3
     lease_s: float = 30.0
-    min_cap_iops: float = 10.0
-    min_cap_bytes_sec: float = 1048576.0
-
-    @property
-    def minimum_cap(self):
-        return model.MinimumCap(iops=self.min_cap_iops,
-                                bytes_sec=self.min_cap_bytes_sec)
+    minimum_cap: model.MinimumCap = model.MinimumCap()
 
     def __post_init__(self):
         if self.defend_fraction > self.guard_fraction:
@@ -248,7 +242,6 @@ def assess(disk, capacity, want_inflight):
     s = disk.sample
     g = disk.guarantee
     size = cost.mean_request_bytes(s.iops, s.bytes_sec)
-    floor_iops = max(g.min_iops, g.min_bytes_sec / size)
     ratios = []
     if g.min_iops > 0:
         ratios.append(s.iops / g.min_iops)
@@ -262,7 +255,8 @@ def assess(disk, capacity, want_inflight):
         disk=disk,
         request_bytes=size,
         load=cost.load(capacity, s.iops, s.bytes_sec),
-        floor_load=floor_iops * cost.request_cost_s(capacity, size),
+        floor_load=cost.floor_load(capacity, g.min_iops, g.min_bytes_sec,
+                                   size),
         cap_load=cap_load,
         satisfaction=min(ratios) if ratios else math.inf,
         wants_more=(s.inflight >= want_inflight
@@ -324,8 +318,7 @@ class GuaranteePolicy(policy.Policy):
             release_fraction=c.release_fraction,
             calm_intervals=c.calm_intervals,
             lease_s=c.lease_s,
-            min_cap_iops=c.min_cap_iops,
-            min_cap_bytes_sec=c.min_cap_bytes_sec))
+            minimum_cap=policy.minimum_cap(conf)))
 
     def initial_state(self):
         return DomainState()

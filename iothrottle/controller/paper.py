@@ -75,9 +75,7 @@ class PaperPolicy(policy.Policy):
         return cls(PaperTunables(border_fraction=c.border_fraction,
                                  rate=c.paper_rate,
                                  cap_time_s=c.paper_cap_time_s,
-                                 minimum_cap=model.MinimumCap(
-                                     iops=c.min_cap_iops,
-                                     bytes_sec=c.min_cap_bytes_sec)))
+                                 minimum_cap=policy.minimum_cap(conf)))
 
     def decide(self, view, state):
         if not view.disks:

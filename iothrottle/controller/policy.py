@@ -15,6 +15,8 @@ import dataclasses
 
 from stevedore import driver
 
+from iothrottle.controller import model
+
 NAMESPACE = 'iothrottle.policies'
 
 
@@ -39,6 +41,14 @@ class Policy(abc.ABC):
     @abc.abstractmethod
     def decide(self, view, state):
         """Return the :class:`Outcome` for one interval of one domain."""
+
+
+def minimum_cap(conf):
+    """The :class:`~iothrottle.controller.model.MinimumCap` of
+    ``[controller] min_cap_iops`` and ``min_cap_bytes_sec``, which every
+    policy honours."""
+    return model.MinimumCap(iops=conf.controller.min_cap_iops,
+                            bytes_sec=conf.controller.min_cap_bytes_sec)
 
 
 def load_policy(conf, name=None):

@@ -57,9 +57,8 @@ class StaticTunables:
 def floor_load(disk, capacity):
     """The load ``disk``'s guarantee is worth at its mean request size."""
     s, g = disk.sample, disk.guarantee
-    size = cost.mean_request_bytes(s.iops, s.bytes_sec)
-    floor_iops = max(g.min_iops, g.min_bytes_sec / size)
-    return floor_iops * cost.request_cost_s(capacity, size)
+    return cost.floor_load(capacity, g.min_iops, g.min_bytes_sec,
+                           cost.mean_request_bytes(s.iops, s.bytes_sec))
 
 
 def static_shares(floors):
@@ -77,11 +76,8 @@ class StaticPolicy(policy.Policy):
 
     @classmethod
     def from_conf(cls, conf):
-        c = conf.controller
-        return cls(StaticTunables(
-            lease_s=c.lease_s,
-            minimum_cap=model.MinimumCap(iops=c.min_cap_iops,
-                                         bytes_sec=c.min_cap_bytes_sec)))
+        return cls(StaticTunables(lease_s=conf.controller.lease_s,
+                                  minimum_cap=policy.minimum_cap(conf)))
 
     def decide(self, view, state):
         floors = [floor_load(d, view.capacity) for d in view.disks]

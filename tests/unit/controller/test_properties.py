@@ -67,7 +67,7 @@ class TestHardestCut(testtools.TestCase):
 
     def test_minimum_cap_is_a_tunable(self):
         policy = guarantee.GuaranteePolicy(guarantee.GuaranteeTunables(
-            min_cap_iops=3.0, min_cap_bytes_sec=8192.0))
+            minimum_cap=model.MinimumCap(iops=3.0, bytes_sec=8192.0)))
         outcome = decide(policy, [
             disk('v1', 25.0, 0.2, min_iops=50.0),
             disk('v2', 25.0, 0.2, min_iops=40.0),
