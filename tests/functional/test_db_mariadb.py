@@ -9,18 +9,15 @@ the database.
 """
 
 import datetime
-import os
-import subprocess
-import time
 import uuid
 
 from alembic import autogenerate
 from alembic import migration as alembic_migration
 import fixtures
-import pymysql
 import sqlalchemy as sa
 import testtools
 
+from iothrottle.bench import services
 from iothrottle.cmd import manage
 from iothrottle.controller import model
 from iothrottle.db import api
@@ -28,62 +25,23 @@ from iothrottle.db import migration
 from iothrottle.db import models
 from tests import cli
 
-HOST = '127.0.0.1'
-PORT = 3306
-USER = 'root'
-MARIADBD = '/usr/sbin/mariadbd'
-# Seconds to wait for a MariaDB we started to answer.
-START_DEADLINE_S = 60.0
 T0 = datetime.datetime(2025, 3, 1, 12, 0, 0, 123456)
 UUID = '6f1c9c0e-0d43-4c33-9d8e-8b2d9f1e0a11'
-
-
-def _connect():
-    return pymysql.connect(host=HOST, port=PORT, user=USER,
-                           connect_timeout=2, autocommit=True)
-
-
-def _answers():
-    try:
-        _connect().close()
-        return True
-    except pymysql.err.OperationalError:
-        return False
-
-
-def ensure_mariadb():
-    """Start MariaDB if it does not answer; fail if it will not."""
-    if _answers():
-        return
-    # mariadbd runs as the mysql user (my.cnf) and needs its socket
-    # directory, which a reboot of a tmpfs /run removes.
-    os.makedirs('/run/mysqld', exist_ok=True)
-    subprocess.run(['chown', 'mysql:mysql', '/run/mysqld'], check=False)
-    subprocess.run(['start-stop-daemon', '--start', '--oknodo',
-                    '--background', '--exec', MARIADBD], check=True)
-    deadline = time.monotonic() + START_DEADLINE_S
-    while not _answers():
-        if time.monotonic() > deadline:
-            raise AssertionError('MariaDB at %s:%d does not answer %gs '
-                                 'after start-stop-daemon started %s'
-                                 % (HOST, PORT, START_DEADLINE_S, MARIADBD))
-        time.sleep(0.5)
 
 
 class ThrowAwayDatabase(fixtures.Fixture):
     """A uniquely named MariaDB database, dropped at cleanup."""
 
     def _setUp(self):
-        ensure_mariadb()
+        services.ensure_mariadb()
         self.name = 'iothrottle_test_%s' % uuid.uuid4().hex[:12]
-        connection = _connect()
+        connection = services.mariadb_connect()
         self.addCleanup(connection.close)
         with connection.cursor() as cursor:
             cursor.execute('CREATE DATABASE `%s` CHARACTER SET utf8mb4'
                            % self.name)
         self.addCleanup(self._drop, connection)
-        self.url = ('mysql+pymysql://%s@%s:%d/%s?charset=utf8mb4'
-                    % (USER, HOST, PORT, self.name))
+        self.url = services.mariadb_url(self.name)
 
     def _drop(self, connection):
         with connection.cursor() as cursor:
