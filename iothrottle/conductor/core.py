@@ -29,6 +29,17 @@ from iothrottle.controller import model
 # Seconds between two warnings about the same host reporting the same
 # instance that Nova does not place on it: one line, not one per round.
 WARN_EVERY_S = 300.0
+# A host name passes to a new agent once its holder has been silent this
+# many intervals: a live agent reports every interval (half an interval
+# of slack for a late report), so a second live agent with the same name
+# never takes it, while an agent restarted after a crash (systemd brings
+# it back in seconds) is heard at once instead of after host_timeout_s.
+TAKEOVER_INTERVALS = 1.5
+# A host or storage domain not heard of for this many intervals is
+# forgotten (its agent, its policy state): long past host_timeout_s and
+# any report's max age, and it keeps these tables at what reported
+# recently, whatever names a host with bus credentials makes up.
+FORGET_INTERVALS = 120
 
 
 def parse_aliases(entries):
@@ -173,6 +184,7 @@ class Core:
         self._last_seen = {}    # host -> received_at_s
         self._agents = {}       # host -> (agent_id, last seq, seen_at_s)
         self._states = {}       # domain -> policy state
+        self._decided_at = {}   # domain -> now_s of its last round
         self.owners = {}        # disk_id -> host, from the last round
 
     # -- reports ------------------------------------------------------
@@ -183,18 +195,20 @@ class Core:
 
         A report whose sequence number is not newer than the last one of
         its agent is a replay or arrived out of order.  A host name is
-        held by one agent (``agent_id``) until that agent has been silent
-        for ``host_timeout_s``: a second agent configured with the same
-        ``[agent] host`` is refused, not mixed in.
+        held by one agent (``agent_id``) until that agent has missed a
+        report (silent for TAKEOVER_INTERVALS): a second agent configured
+        with the same ``[agent] host`` is refused, not mixed in, and an
+        agent restarted after a crash takes over as soon as it reports.
         """
         agent = report.agent_id
         holder = self._agents.get(report.host)
+        takeover_s = TAKEOVER_INTERVALS * self.interval_s
         if (agent and holder is not None and holder[0] != agent
-                and now_s - holder[2] <= self.host_timeout_s):
+                and now_s - holder[2] <= takeover_s):
             return ('two agents report as host %s: %s and %s; keeping %s '
                     'until it is silent for %.0f s'
                     % (report.host, holder[0], agent, holder[0],
-                       self.host_timeout_s))
+                       takeover_s))
         if (agent and holder is not None and holder[0] == agent
                 and report.seq <= holder[1]):
             return ('report %d of agent %s (host %s) is not newer than %d; '
@@ -242,6 +256,7 @@ class Core:
         while reports keep arriving."""
         if pending is None:
             pending = self.take()
+        self._forget(now_s)
         errors = []
         owners, caps = {}, {}
         self._placements = {}
@@ -280,6 +295,19 @@ class Core:
                      by_host=dict(by_host), by_domain=by_domain,
                      peaks=peaks, errors=tuple(errors))
 
+    def _forget(self, now_s):
+        """Drop the hosts and storage domains silent for
+        FORGET_INTERVALS."""
+        forget_s = FORGET_INTERVALS * self.interval_s
+        for host, seen_s in list(self._last_seen.items()):
+            if now_s - seen_s > forget_s:
+                del self._last_seen[host]
+                self._agents.pop(host, None)
+        for domain, decided_s in list(self._decided_at.items()):
+            if now_s - decided_s > forget_s:
+                del self._decided_at[domain]
+                self._states.pop(domain, None)
+
     def _admit(self, host, report, sample, owners, caps, now_s, errors):
         """The domain ``sample`` of ``host`` joins this round (recording
         its owner and cap), or None when it is not accepted."""
@@ -302,6 +330,7 @@ class Core:
             self.policy, self._states.get(domain), domain,
             self.capacities.capacity_of, disks, now_s)
         self._states[domain] = result.state
+        self._decided_at[domain] = now_s
         errors.extend(result.errors)
         return list(result.decided)
 

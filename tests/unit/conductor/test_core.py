@@ -210,9 +210,44 @@ class TestHostileReports(testtools.TestCase):
         why = c.add_report(b, 1.0)
         self.assertIn('agent-a', why)
         self.assertIn('agent-b', why)
-        # Once the first is silent past host_timeout_s, the second holds
-        # the name.
-        self.assertIsNone(c.add_report(b, 1.0 + c.host_timeout_s + 1))
+        # The first reports on (every 2 s interval): still refused.
+        self.assertIsNone(c.add_report(
+            dataclasses.replace(a, seq=2), 2.0))
+        self.assertIn('agent-a', c.add_report(
+            dataclasses.replace(b, seq=2), 3.5))
+
+    def test_silent_hosts_and_domains_are_forgotten(self):
+        # Issue 9: _agents, _last_seen and the policy states grew with
+        # every host name and storage domain a report ever carried.
+        c = make_core(Recorder())
+        forget_s = core.FORGET_INTERVALS * c.interval_s
+        for i in range(20):
+            r = dataclasses.replace(
+                report('made-up-%d' % i, sample('u%d' % i, 'd%d' % i)),
+                agent_id='a%d' % i, seq=1)
+            c.add_report(r, i * forget_s)
+            c.decide(i * forget_s + 0.1)
+        self.assertEqual(['made-up-19'], list(c._agents))
+        self.assertEqual(['made-up-19'], list(c._last_seen))
+        self.assertLessEqual(len(c._states), 2)
+
+    def test_restarted_agent_takes_its_host_over_once_the_old_is_silent(
+            self):
+        # Found by iothrottle-bench faults (agent-kill): the new agent of
+        # a restarted compute host was ignored for host_timeout_s (3
+        # intervals), so its guarantees went undefended that long.
+        c = make_core(Recorder())
+        old = dataclasses.replace(report('h1', sample('u1', 's')),
+                                  agent_id='old', seq=41)
+        new = dataclasses.replace(old, agent_id='new', seq=1)
+        self.assertIsNone(c.add_report(old, 0.0))
+        # Killed right after; restarted, it reports 3.1 s later (more
+        # than 1.5 intervals of 2 s), well before host_timeout_s (6 s).
+        self.assertLess(3.1, c.host_timeout_s)
+        self.assertIsNone(c.add_report(new, 3.1))
+        # The old one's reports, if it was alive after all, are refused.
+        self.assertIn('keeping new', c.add_report(
+            dataclasses.replace(old, seq=42), 3.5))
 
 
 class TestCapacities(testtools.TestCase):
