@@ -173,6 +173,11 @@ class Conductor:
         self.dropped_reports += 1
         now = self.clock()
         if now - self._warned_at.get(key, -WARN_EVERY_S) >= WARN_EVERY_S:
+            # Keys past their quiet period are forgotten: the table holds
+            # at most the keys of the last WARN_EVERY_S, whatever host
+            # names the reports make up.
+            self._warned_at = {k: t for k, t in self._warned_at.items()
+                               if now - t < WARN_EVERY_S}
             self._warned_at[key] = now
             LOG.warning('%s', message)
 
@@ -227,6 +232,7 @@ class Conductor:
                 self.compute_api.apply(host, [
                     wire.decision_to_dict(decision, guarantee, issued_at)
                     for decision, guarantee in pairs])
+                LOG.debug('cast %d decision(s) to %s', len(pairs), host)
             except Exception as exc:
                 LOG.warning('casting %d decision(s) to %s failed: %s',
                             len(pairs), host, exc)

@@ -95,6 +95,7 @@ class RemoteAgent:
             LOG.warning('malformed apply ignored: decisions must be a list')
             return ()
         now = self.wall_clock()
+        stale = self.stale
         for data in decisions:
             try:
                 issued_at = wire.issued_at(data)
@@ -109,6 +110,8 @@ class RemoteAgent:
                 LOG.warning('malformed decision ignored: %s', exc)
         errors = self.agent.apply_decisions(pairs)
         self.applied += len(pairs)
+        LOG.debug('received %d decision(s): %d applied, %d stale',
+                  len(decisions), len(pairs), self.stale - stale)
         for message in errors:
             LOG.warning('%s', message)
         return errors

@@ -247,6 +247,19 @@ class TestStaleAndSlow(testtools.TestCase):
                                      seq=2, sent_at=995.0))
         self.assertTrue(the_core.due(conductor.clock()))
 
+    def test_warning_table_holds_only_recent_hosts(self):
+        # Issue 9: host-keyed tables grew with every name a report made
+        # up.  A malformed report per made-up host, 10 minutes apart.
+        now = [0.0]
+        conductor = service.Conductor(
+            test_core.make_core(), None, service.Store(None), 'x',
+            clock=lambda: now[0])
+        for i in range(50):
+            now[0] = i * 600.0
+            conductor._drop('host-%d' % i, 'bad report')
+        self.assertEqual(['host-49'], list(conductor._warned_at))
+        self.assertEqual(50, conductor.dropped_reports)
+
     def test_stale_decision_is_dropped_by_the_agent(self):
         applied = []
         agent = types.SimpleNamespace(
