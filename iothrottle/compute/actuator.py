@@ -168,6 +168,14 @@ class Actuator:
         self._call(uuid, device, dom.setBlockIoTune, device, params, _LIVE)
         return params
 
+    def in_force(self, uuid, device, cap, baseline):
+        """Whether the live limits are the ones :meth:`set_cap` would
+        set for ``cap`` (a libvirtd restart can lose a live cap: QEMU is
+        given the limits of libvirt's saved state again)."""
+        wanted = iotune_mod.IoTune.from_params(
+            iotune_mod.cap_params(baseline, cap))
+        return self.live(uuid, device) == wanted
+
     def restore(self, uuid, device, baseline):
         """Put the ``baseline`` limits back, live (and persistent where a
         migration brought the cap there), and drop the record."""

@@ -240,7 +240,11 @@ class Agent:
         lease = self.leases.grant(decision.disk_id, decision.cap, lease_s,
                                   now_s, baseline, guarantee)
         if previous is not None and previous.cap == lease.cap:
-            return
+            if self._in_force(uuid, device, lease):
+                return
+            LOG.warning('cap of %s was no longer in force (libvirtd '
+                        'restarted, or someone changed its limits): set '
+                        'again', decision.disk_id)
         try:
             self.actuator.set_cap(uuid, device, lease.cap, baseline)
         except Exception:
@@ -249,6 +253,16 @@ class Agent:
             else:
                 self.leases.release(decision.disk_id)
             raise
+
+    def _in_force(self, uuid, device, lease):
+        """Whether the live limits still carry ``lease``'s cap; a disk
+        that cannot be read counts as not (the cap is set again, and a
+        failure there is reported as any failed cap is)."""
+        try:
+            return self.actuator.in_force(uuid, device, lease.cap,
+                                          lease.baseline)
+        except Exception:
+            return False
 
     def _lease_s(self, decision):
         """The decision's lease (0: ``[controller] lease_s``) within the

@@ -99,6 +99,17 @@ class TestActuator(testtools.TestCase):
         act.restore('u', 'vda', baseline)
         self.assertEqual(dom.config['vda'], dom.live['vda'])
 
+    def test_in_force_compares_the_live_limits_with_the_cap(self):
+        dom = FakeDom(total_iops_sec=300)
+        act = actuator.Actuator(FakeConn(u=dom))
+        baseline = act.baseline('u', 'vda')
+        cap = model.Cap(50, 0)
+        self.assertFalse(act.in_force('u', 'vda', cap, baseline))
+        act.set_cap('u', 'vda', cap, baseline)
+        self.assertTrue(act.in_force('u', 'vda', cap, baseline))
+        self.assertFalse(act.in_force('u', 'vda', model.Cap(40, 0),
+                                      baseline))
+
     def test_transient_baseline_is_the_live_limits(self):
         dom = FakeDom(persistent=False, write_iops_sec=90)
         act = actuator.Actuator(FakeConn(u=dom))

@@ -85,6 +85,11 @@ class FakeActuator:
         self.live[(uuid, device)] = iotune.IoTune.from_params(
             iotune.cap_params(baseline, cap))
 
+    def in_force(self, uuid, device, cap, baseline):
+        self._check(uuid, device)
+        return self.live.get((uuid, device)) == iotune.IoTune.from_params(
+            iotune.cap_params(baseline, cap))
+
     def restore(self, uuid, device, baseline):
         self._check(uuid, device)
         self.calls.append(('restore', uuid, baseline))
@@ -482,6 +487,21 @@ class TestNewDomainIdentity(AgentTestCase):
         self.assertEqual([('cap', 'a', model.Cap(40, 0))] * 2,
                          self.actuator.calls)
         self.assertEqual(resized, self.agent.leases.get('a/vda').baseline)
+
+    def test_a_renewal_sets_a_cap_that_was_lost_again(self):
+        # Found by iothrottle-bench faults (libvirtd-restart): libvirtd
+        # came back with the disk's limits but not the live cap, and
+        # every renewal of the same cap was skipped as "unchanged".
+        cap = [(_cap('a', 40), model.NO_GUARANTEE)]
+        self.agent.apply_decisions(cap, now_s=0.0)
+        self.agent.apply_decisions(cap, now_s=1.0)
+        self.assertEqual(1, len(self.actuator.calls))   # in force: kept
+        self.actuator.live[('a', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.assertEqual((), self.agent.apply_decisions(cap, now_s=2.0))
+        self.assertEqual([('cap', 'a', model.Cap(40, 0))] * 2,
+                         self.actuator.calls)
+        self.assertIn('no longer in force', self.logger.output)
 
     def test_same_identity_keeps_the_lease(self):
         self.agent.apply_decisions([(_cap('a', 40), model.NO_GUARANTEE)],
