@@ -9,12 +9,19 @@ Table-2-like summary and whether the ``guarantee`` bar is met.
 out.png`` draws N plans from seed S and runs each under ``none``,
 ``paper``, ``guarantee`` and ``static`` (see
 :mod:`iothrottle.bench.scenarios`).
+
+``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
+injects each fault of the matrix into a running control plane on the
+testbed (see :mod:`iothrottle.bench.faults`) and prints, per fault, how
+long a stale cap lasted, how soon the guarantees were defended again,
+the decisions lost and any process death.
 """
 
 import argparse
 import json
 import sys
 
+from iothrottle.bench import faults
 from iothrottle.bench import report
 from iothrottle.bench import seed000
 from iothrottle.bench import seed004
@@ -22,6 +29,7 @@ from iothrottle.bench import seed004
 PROG = 'iothrottle-bench'
 POLICIES = ('none', 'paper', 'guarantee')
 SCENARIO_POLICIES = ('none', 'paper', 'guarantee', 'static')
+FAULT_NAMES = tuple(fault.name for fault in faults.FAULTS)
 # Plans one scenarios run may draw: 50 full plans are ~1.5 h already.
 MAX_SCENARIO_COUNT = 50
 
@@ -73,6 +81,13 @@ def parse_args(argv):
                     help='write the per-plan figure')
     sc.add_argument('--dry-run', action='store_true',
                     help='print the drawn plans and exit')
+    f = sub.add_parser('faults', help='inject faults into a running '
+                                      'control plane')
+    f.add_argument('--fault', action='append', choices=FAULT_NAMES,
+                   help='fault to inject (repeatable; default: all)')
+    f.add_argument('--short', action='store_true',
+                   help='three faults only (the e2e test)')
+    f.add_argument('--json', metavar='FILE', help='write results as JSON')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
     return parser.parse_args(argv)
@@ -167,6 +182,31 @@ def run_scenarios(args, out):
     return 0
 
 
+def run_faults(args, out):
+    from iothrottle.bench import fault_runner   # needs the testbed
+
+    names = args.fault or (faults.SHORT if args.short else FAULT_NAMES)
+    bench = fault_runner.FaultBench(names, out)
+
+    def on_row(row):
+        out.write('   %s\n' % faults.table([row], bench.plan)
+                  .splitlines()[-1])
+        out.flush()
+    rows = bench.run(on_row=on_row)
+    out.write('\n' + faults.table(rows, bench.plan) + '\n')
+    plan = bench.plan
+    document = {
+        'plan': {'interval_s': plan.interval_s, 'lease_s': plan.lease_s,
+                 'delay_ms': plan.delay_ms,
+                 'capacity_iops': bench.capacity.max_iops},
+        'faults': [dict(row, misses=faults.expectations(row, plan))
+                   for row in rows]}
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.bench == 'seed000':
@@ -175,6 +215,8 @@ def main(argv=None):
         return run_seed004(args, sys.stdout)
     if args.bench == 'scenarios':
         return run_scenarios(args, sys.stdout)
+    if args.bench == 'faults':
+        return run_faults(args, sys.stdout)
     from iothrottle.bench import demo
     return demo.main(sys.stdout)
 

@@ -210,6 +210,21 @@ class Testbed(object):
         except KeyError:
             raise KeyError('no guest %r in testbed %s' % (vm, self.prefix))
 
+    def restart(self, vm):
+        """Destroy guest ``vm`` and start it again, as a hard reboot
+        does (a new QEMU process and domain id, nothing of the old live
+        state); returns once the guest is ready, its loads gone."""
+        console = self._consoles.pop(vm, None)
+        if console is not None:
+            console.close()
+        dom = self.domain(vm)
+        dom.destroy()
+        t0 = time.monotonic()
+        dom.create()
+        self.console(vm).wait_ready(
+            self.boot_timeout, alive=lambda: bool(dom.isActive()))
+        self.boot_seconds[vm] = time.monotonic() - t0
+
     # ------------------------------------------------------------------
     # Loads
     def start_load(self, vm, load):

@@ -306,6 +306,23 @@ def _ensure_libvirt(timeout, install):
     return URI
 
 
+def restart_libvirtd(timeout=120.0):
+    """Stop libvirtd (SIGTERM, as an upgrade's restart does) and start
+    it again; the guests' QEMU processes keep running.  Returns the URI
+    once it answers."""
+    with _ensure_lock:
+        for pid in _pids_of('/usr/sbin/libvirtd'):
+            os.kill(pid, signal.SIGTERM)
+            if not _wait_gone(pid, time.monotonic() + 30):
+                os.kill(pid, signal.SIGKILL)
+                _wait_gone(pid, time.monotonic() + 5)
+        return _ensure_libvirt(timeout, install=False)
+
+
+def libvirtd_pids():
+    return _pids_of('/usr/sbin/libvirtd')
+
+
 def libvirtd_status():
     """A dict describing the libvirtd set-up (for ``status`` and docs)."""
     pids = _pids_of('/usr/sbin/libvirtd')

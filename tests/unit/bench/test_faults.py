@@ -1,0 +1,136 @@
+"""The fault matrix's measurements (pure): stale caps, defence, losses."""
+
+import testtools
+
+from iothrottle.bench import faults
+from iothrottle.bench import seed000
+
+PLAN = seed000.default_plan(short=True)   # interval 2 s, lease 10 s
+MET = {'vm1': 3000.0, 'vm2': 1600.0, 'vm3': 1200.0, 'vm4': 600.0}
+BROKEN = dict(MET, vm3=300.0)
+
+
+def interval(end_s, kb_s):
+    return seed000.Interval(end_s=end_s, length_s=2.0, kb_s=kb_s,
+                            latency_ms=10.0)
+
+
+class TestStaleCap(testtools.TestCase):
+
+    POLLS = [(9.8, {'vm1': 50}), (10.0, {'vm1': 50}), (18.0, {'vm1': 50}),
+             (21.2, {'vm1': 0}), (24.0, {'vm1': 40})]
+
+    def test_seconds_from_the_fault_to_the_first_poll_without_caps(self):
+        self.assertAlmostEqual(11.2, faults.stale_cap_s(self.POLLS, 10.0))
+
+    def test_none_when_a_cap_is_in_force_at_every_poll(self):
+        self.assertIsNone(faults.stale_cap_s(self.POLLS[:3], 10.0))
+
+    def test_a_lapse_before_the_fault_does_not_count(self):
+        polls = [(5.0, {'vm1': 0})] + self.POLLS[1:3]
+        self.assertIsNone(faults.stale_cap_s(polls, 9.9))
+
+    def test_capped_at_is_the_last_poll_before(self):
+        self.assertEqual({'vm1': 0}, faults.capped_at(self.POLLS, 22.0))
+        self.assertEqual({}, faults.capped_at(self.POLLS, 1.0))
+
+
+class TestMeasure(testtools.TestCase):
+
+    fault = faults.BY_NAME['conductor-kill']
+    polls = [(9.0, {'vm1': 50}), (20.5, {'vm1': 0})]
+
+    def measure(self, intervals, **kw):
+        return faults.measure(self.fault, PLAN, intervals, self.polls,
+                              fault_s=10.0, clear_s=24.0, **kw)
+
+    def test_defended_at_the_end_of_the_first_whole_interval_that_met(self):
+        intervals = [interval(t, BROKEN) for t in (12, 14, 16, 18, 20, 22,
+                                                   24, 26)]
+        # 26 began at 24 (whole, after the clear) but broke a floor.
+        intervals += [interval(28, MET), interval(30, BROKEN),
+                      interval(32, MET)]
+        row = self.measure(intervals)
+        self.assertEqual(4.0, row['defended_s'])
+        self.assertEqual(0.5, row['recovered_fraction'])
+        self.assertEqual(9, row['broken_intervals'])
+        self.assertEqual(10.5, row['stale_cap_s'])
+        self.assertTrue(row['capped_at_fault'])
+
+    def test_an_interval_straddling_the_clear_does_not_count(self):
+        row = self.measure([interval(25, MET), interval(27, BROKEN)])
+        self.assertIsNone(row['defended_s'])
+        self.assertIn('not defended',
+                      ' '.join(faults.expectations(row, PLAN)))
+
+    def test_lost_decisions_are_the_cast_ones_never_received(self):
+        row = self.measure([interval(26, MET)], cast=40, received=37)
+        self.assertEqual(3, row['decisions_lost'])
+
+    def test_a_fault_that_leaves_control_working_has_no_stale_cap(self):
+        row = faults.measure(faults.BY_NAME['mariadb-stop'], PLAN,
+                             [interval(26, MET)], self.polls, 10.0, 20.0)
+        self.assertIsNone(row['stale_cap_s'])
+        self.assertEqual([], faults.expectations(row, PLAN))
+
+
+class TestExpectations(testtools.TestCase):
+
+    def row(self, **kw):
+        row = {'capped_at_fault': True, 'cuts_control': True,
+               'stale_cap_s': 10.5, 'defended_s': 4.0, 'deaths': []}
+        row.update(kw)
+        return row
+
+    def test_met(self):
+        self.assertEqual([], faults.expectations(self.row(), PLAN))
+
+    def test_a_cap_past_lease_and_interval_misses(self):
+        misses = faults.expectations(self.row(stale_cap_s=12.5), PLAN)
+        self.assertIn('outlived its lease', misses[0])
+
+    def test_a_cap_that_never_lapsed_misses(self):
+        misses = faults.expectations(self.row(stale_cap_s=None), PLAN)
+        self.assertIn('outlived its lease', misses[0])
+
+    def test_defence_later_than_three_intervals_misses(self):
+        misses = faults.expectations(self.row(defended_s=6.5), PLAN)
+        self.assertIn('within 3 intervals', misses[0])
+
+    def test_a_death_misses(self):
+        misses = faults.expectations(self.row(deaths=['libvirtd']), PLAN)
+        self.assertEqual(['died: libvirtd'], misses)
+
+    def test_no_cap_at_the_fault_misses(self):
+        misses = faults.expectations(self.row(capped_at_fault=False), PLAN)
+        self.assertIn('no cap', misses[0])
+
+
+class TestLogsAndTable(testtools.TestCase):
+
+    def test_count_decisions(self):
+        conductor = ('... DEBUG ... cast 2 decision(s) to flt-a\n'
+                     '... DEBUG ... cast 1 decision(s) to flt-a\n'
+                     '... WARNING ... casting 1 decision(s) to flt-a '
+                     'failed\n')
+        agent = '... received 2 decision(s): 1 applied, 1 stale\n'
+        self.assertEqual((3, 2), faults.count_decisions(conductor, agent))
+
+    def test_table_has_a_line_per_fault_and_says_what_missed(self):
+        row = faults.measure(faults.BY_NAME['agent-kill'], PLAN,
+                             [interval(26, MET)], [(9.0, {'vm1': 5})],
+                             10.0, 20.0, deaths=['libvirtd'])
+        text = faults.table([row], PLAN)
+        self.assertEqual(3, len(text.splitlines()))
+        self.assertIn('agent-kill', text)
+        self.assertIn('died: libvirtd', text)
+        self.assertIn('outlived its lease', text)
+
+    def test_hold_of_a_controller_loss_passes_the_lease(self):
+        hold = faults.hold_s(faults.BY_NAME['conductor-kill'], PLAN)
+        self.assertGreater(hold, PLAN.lease_s + PLAN.interval_s)
+        self.assertEqual(faults.AGENT_RESTART_S,
+                         faults.hold_s(faults.BY_NAME['agent-kill'], PLAN))
+
+    def test_every_short_fault_is_in_the_catalogue(self):
+        self.assertTrue(set(faults.SHORT) <= set(faults.BY_NAME))
