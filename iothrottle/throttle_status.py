@@ -36,11 +36,40 @@ def format_cap(cap_iops, cap_bytes_sec):
     return ', '.join(parts) or 'no limit'
 
 
+# A disk's state after its newest decision (see disk_status).
+CAPPED = 'capped'
+LAPSED = 'lapsed'
+RELEASED = 'released'
+
+
+def disk_status(record, now):
+    """CAPPED (a cap whose lease runs at ``now``), LAPSED (a cap whose
+    lease ran out: the agent lifted it by itself) or RELEASED."""
+    expires = record.lease_expires_at
+    if record.action == 'cap':
+        if expires is not None and _utc(expires) > _utc(now):
+            return CAPPED
+        return LAPSED
+    return RELEASED
+
+
+def plain_reason(record):
+    """Why ``record`` was decided, in words that name no other instance
+    and give none of its numbers (a policy's own reason does both): what
+    a project member may read about its own disk."""
+    if record.action == 'cap':
+        return ('the shared storage was saturated while another instance '
+                'was below its guarantee; this disk was above its own '
+                'guarantee, so its excess was capped (never below its '
+                'guarantee)')
+    return ('no guarantee on the shared storage was at risk any more, so '
+            'the cap was lifted')
+
+
 def disk_state(record, now):
     """One line: the state of ``record``'s disk after it, at ``now``."""
     expires = record.lease_expires_at
-    if record.action == 'cap' and expires is not None and \
-            _utc(expires) > _utc(now):
+    if disk_status(record, now) == CAPPED:
         left_s = (_utc(expires) - _utc(now)).total_seconds()
         return '%s: capped at %s until %s (%.0f s left) by policy %s: %s' % (
             record.device, format_cap(record.cap_iops, record.cap_bytes_sec),

@@ -129,6 +129,31 @@ def floors_above_ceilings(values):
     return found
 
 
+def parse_guarantee(values, tier='', name_of=str):
+    """The Guarantee of tier ``tier`` from ``values`` (raw numbers or
+    strings of them by GUARANTEE_KEYS name; absent keys take
+    Guarantee's defaults), checked as flavor extra specs are: every
+    number in [0, MAX_VALUE], the weight in [MIN_WEIGHT, MAX_WEIGHT], no
+    floor above its ceiling.  ValueError (one line) starting with
+    ``name_of(key)``, how the caller names the culprit (an option, a
+    JSON field)."""
+    numbers = {}
+    for key in GUARANTEE_KEYS:
+        if key in values:
+            try:
+                numbers[key] = parse_number(values[key])
+            except ValueError as exc:
+                raise ValueError('%s: %s' % (name_of(key), exc)) from None
+    try:
+        check_weight(numbers.get('weight', 1.0))
+    except ValueError as exc:
+        raise ValueError('%s: %s' % (name_of('weight'), exc)) from None
+    for floor, low, ceiling, high in floors_above_ceilings(numbers):
+        raise ValueError('%s (%g) exceeds %s (%g)'
+                         % (name_of(floor), low, name_of(ceiling), high))
+    return model.Guarantee(tier=tier, **numbers)
+
+
 @dataclasses.dataclass(frozen=True)
 class Tiers:
     """Guarantees by flavor name, as loaded from a tiers file."""

@@ -40,7 +40,6 @@ import sqlalchemy as sa
 
 from iothrottle.cinder import placement
 from iothrottle import conf as iothrottle_conf
-from iothrottle.controller import model
 from iothrottle.db import api
 from iothrottle.db import migration
 from iothrottle import extra_specs
@@ -247,9 +246,10 @@ def db_purge(conf, engine):
     older_than_s = parse_duration('--older-than', conf.category.older_than)
     _require_synced(engine)
     purged = api.purge(engine, older_than_s)
-    print('purged %d decision(s) and %d flavor cache entr%s older than %s'
+    print('purged %d decision(s), %d flavor cache entr%s and %d instance '
+          'record(s) older than %s'
           % (purged.decisions, purged.flavors,
-             'y' if purged.flavors == 1 else 'ies',
+             'y' if purged.flavors == 1 else 'ies', purged.instances,
              conf.category.older_than))
 
 
@@ -276,29 +276,21 @@ def _require_synced(engine):
                            "run '%s db sync'" % (current, head, PROG))
 
 
+def _option_name(key):
+    """How a message names the option of field ``key``: --min-iops."""
+    return '--' + key.replace('_', '-')
+
+
 def tier_create(conf, engine):
     args = conf.category
     try:
         extra_specs.parse_tier_name(args.tier_name)
     except ValueError as exc:
         raise CommandError('tier name: %s' % exc) from None
-    values = {}
-    for key in tiers.GUARANTEE_KEYS:
-        try:
-            values[key] = tiers.parse_number(getattr(args, key))
-        except ValueError as exc:
-            raise CommandError('--%s: %s'
-                               % (key.replace('_', '-'), exc)) from None
     try:
-        tiers.check_weight(values['weight'])
-    except ValueError as exc:
-        raise CommandError('--weight: %s' % exc) from None
-    for floor, low, ceiling, high in tiers.floors_above_ceilings(values):
-        raise CommandError('--%s (%g) exceeds --%s (%g)'
-                           % (floor.replace('_', '-'), low,
-                              ceiling.replace('_', '-'), high))
-    try:
-        guarantee = model.Guarantee(tier=args.tier_name, **values)
+        guarantee = tiers.parse_guarantee(
+            {key: getattr(args, key) for key in tiers.GUARANTEE_KEYS},
+            tier=args.tier_name, name_of=_option_name)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     _require_synced(engine)
@@ -323,7 +315,7 @@ def tier_delete(conf, engine):
     _require_synced(engine)
     try:
         api.delete_tier(engine, conf.category.tier_name)
-    except api.NotFound as exc:
+    except (api.NotFound, api.InUse) as exc:
         raise CommandError(str(exc)) from None
     print('tier %s deleted' % conf.category.tier_name)
 
@@ -391,54 +383,22 @@ def pool_delete(conf, engine):
                                                      dropped))
 
 
-def _option_numbers(args, keys):
-    """The numbers given for ``keys`` (options left out are absent)."""
-    values = {}
-    for key in keys:
-        raw = getattr(args, key)
-        if raw is None:
-            continue
-        try:
-            values[key] = tiers.parse_number(raw)
-        except ValueError as exc:
-            raise CommandError('--%s: %s'
-                               % (key.replace('_', '-'), exc)) from None
-    return values
-
-
 def pool_add_volume(conf, engine):
     args = conf.category
     try:
         placement.check_pool_name(args.pool)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    values = _option_numbers(
-        args, ('size_gib', 'min_iops', 'min_bytes_sec')
-        + tuple(key for key, _help in _VOLUME_OPTIONS))
+    values = {key: getattr(args, key) for key in api.VOLUME_KEYS}
     _require_synced(engine)
-    known = api.list_tiers(engine)
-    if args.tier is not None and args.tier not in known:
-        raise CommandError('--tier: unknown tier %r (known: %s)'
-                           % (args.tier, ', '.join(known) or 'none'))
-    specs = {extra_specs.PREFIX + key: values[key]
-             for key in ('min_iops', 'min_bytes_sec') if key in values}
-    if args.tier is not None:
-        specs[extra_specs.TIER] = args.tier
     try:
-        guarantee = extra_specs.guarantee_from_extra_specs(specs, known)
-        volume = placement.Volume(
-            volume_id=args.volume_id,
-            size_bytes=values['size_gib'] * placement.GIB,
-            min_iops=guarantee.min_iops,
-            min_bytes_sec=guarantee.min_bytes_sec,
-            **{key: values[key] for key, _help in _VOLUME_OPTIONS
-               if key in values})
-        api.record_pool_volume(engine, args.pool, volume)
+        volume = api.place_volume(engine, args.pool, args.volume_id, values,
+                                  tier=args.tier, name_of=_option_name)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     print('volume %s recorded on pool %s (%s GiB, min_iops %s, '
           'min_bytes_sec %s)' % (volume.volume_id, args.pool,
-                                 _number(values['size_gib']),
+                                 _number(volume.size_bytes / placement.GIB),
                                  _number(volume.min_iops),
                                  _number(volume.min_bytes_sec)))
 

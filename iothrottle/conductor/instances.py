@@ -33,6 +33,14 @@ for I/O) and asks for a listing without waiting for it.  When Nova
 fails, a host's last known listing is kept and the failure is logged
 once (and the recovery once).
 
+Owners.  Each listing also records, in the database, the project that
+owns each listed instance (``tenant_id``) and the tier its flavor names
+(:func:`iothrottle.db.api.record_instances`): the operator API shows a
+project member its own instances only, and refuses to delete a tier in
+use.  An instance is written when it is new or changed, or once its
+record is ``RECORD_EVERY_S`` old (so ``db purge`` keeps the running
+ones); a failed write is logged once and retried at the next listing.
+
 Tenant data.  Extra specs are untrusted: they go through
 :func:`iothrottle.extra_specs.guarantee_from_extra_specs`; invalid specs
 give the instance no guarantee and one warning.  Tiers named by
@@ -60,6 +68,10 @@ HOST_ATTR = 'OS-EXT-SRV-ATTR:host'
 # Listings in flight at once: one hung request must not stop the others,
 # and Nova must not see a burst from one conductor.
 WORKERS = 4
+
+# An unchanged instance's record is written again once this old
+# (seconds), so its ``seen_at`` tells ``db purge`` it still runs.
+RECORD_EVERY_S = 3600.0
 
 # The key of the compute host listing among the per-host listings.
 COMPUTE_HOSTS = None
@@ -139,6 +151,7 @@ class Directory:
         self._in_flight = set()   # hosts (or COMPUTE_HOSTS) being listed
         self._tiers = {}
         self._tiers_at = None
+        self._recorded = {}       # uuid -> (InstanceRecord, written at)
         self._nova_down = False
         self._warned = set()      # warnings logged already
 
@@ -221,7 +234,7 @@ class Directory:
         servers = self.client.servers.list(
             detailed=True, search_opts={'all_tenants': True, 'host': host})
         tiers = self._known_tiers()
-        listed = {}
+        listed, owners = {}, []
         for server in servers:
             uuid = getattr(server, 'id', None)
             if not isinstance(uuid, str) or getattr(server, HOST_ATTR,
@@ -229,6 +242,11 @@ class Directory:
                 continue
             listed[uuid] = Placement(host, guarantee_of(
                 uuid, getattr(server, 'flavor', None), tiers, self._warn))
+            project_id = getattr(server, 'tenant_id', None)
+            if isinstance(project_id, str) and project_id:
+                owners.append(api.InstanceRecord(
+                    uuid, project_id, listed[uuid].guarantee.tier))
+        self._record_owners(owners)
         with self._lock:
             for uuid in self._host_uuids.get(host, frozenset()) - set(listed):
                 placement = self._placements.get(uuid)
@@ -241,6 +259,31 @@ class Directory:
             self._warn('Nova gives no %s: the [nova] credentials need the '
                        'admin role; no instance can be verified'
                        % HOST_ATTR)
+
+    def _record_owners(self, records):
+        """Write the instance records that are new, changed or
+        RECORD_EVERY_S old (worker thread)."""
+        if self.engine is None:
+            return
+        now = self.clock()
+        with self._worker_lock:
+            due = [record for record in records
+                   if self._recorded.get(record.instance_uuid, (None, None))
+                   [0] != record
+                   or now - self._recorded[record.instance_uuid][1]
+                   >= RECORD_EVERY_S]
+        if not due:
+            return
+        try:
+            api.record_instances(self.engine, due)
+        except Exception as exc:
+            self._warn('cannot record the projects of instances (%s); '
+                       'project members cannot read their throttle state '
+                       'until it works' % str(exc).splitlines()[0])
+            return
+        with self._worker_lock:
+            for record in due:
+                self._recorded[record.instance_uuid] = (record, now)
 
     def _nova_answered(self):
         with self._worker_lock:

@@ -4,6 +4,7 @@ Services build their own ``cfg.ConfigOpts`` and call :func:`register_opts`
 on it; nothing here reads configuration at import time.
 """
 
+from iothrottle.conf import api
 from iothrottle.conf import balloon
 from iothrottle.conf import cinder
 from iothrottle.conf import compute
@@ -14,7 +15,7 @@ from iothrottle.conf import nova
 from iothrottle.conf import storage
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova, balloon, cinder)
+                  nova, balloon, cinder, api)
 
 
 def register_opts(conf):

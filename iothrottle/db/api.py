@@ -10,7 +10,8 @@ Tiers::
 
     create_tier(engine, Guarantee(min_iops=100, weight=4, tier='gold'))
     list_tiers(engine)          # {'gold': Guarantee(...)}
-    delete_tier(engine, 'gold')
+    update_tier(engine, Guarantee(min_iops=200, weight=4, tier='gold'))
+    delete_tier(engine, 'gold')  # InUse while instances use it
 
 Flavors (a cache of what Nova's extra specs resolved to)::
 
@@ -25,10 +26,17 @@ Storage domains::
     reset_peak(engine, key)     # forget a poisoned peak
     storage_domains(engine)
 
+Instances, as the conductor's Nova directory last saw them::
+
+    record_instances(engine, {uuid: InstanceRecord(...)})
+    get_instance(engine, uuid)  # its project and tier
+
 Decisions, and "why is my VM throttled?"::
 
     record_decisions(engine, key, decisions, policy='guarantee')
     decisions_for_instance(engine, instance_uuid)
+    list_decisions(engine, storage_domain=key, since=when, limit=50)
+    latest_decisions(engine, storage_domain=key)   # newest per disk
     purge_decisions(engine, older_than)
     purge(engine, older_than_s=30 * 86400)   # decisions and flavor cache
 
@@ -37,6 +45,9 @@ Cinder pools (the seek-model weigher and filter, ``iothrottle.cinder``)::
     set_pool_profile(engine, 'cinder-1@lvm#a', profile, scheduler='bfq')
     pool_profiles(engine)       # [PoolRecord(...)]
     record_pool_volume(engine, 'cinder-1@lvm#a', placement.Volume(...))
+    place_volume(engine, 'cinder-1@lvm#a', 'vol-1', {'size_gib': 20},
+                 tier='gold')         # checked, from raw values
+    get_pool(engine, 'cinder-1@lvm#a')
     forget_pool_volume(engine, volume_id)
     pool_states(engine, ['cinder-1@lvm#a'])   # {pool: PoolState}
     delete_pool(engine, 'cinder-1@lvm#a')
@@ -62,6 +73,10 @@ class NotFound(LookupError):
 
 class Exists(ValueError):
     """What was to be created exists already; the message is one line."""
+
+
+class InUse(ValueError):
+    """What was to be deleted is still used; the message is one line."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +110,16 @@ class StorageDomain:
             return model.Capacity(max_iops=self.max_iops,
                                   max_bytes_sec=self.max_bytes_sec)
         return None
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceRecord:
+    """An instance as Nova placed it when its host was last listed:
+    its project and the tier its flavor names ('' if none)."""
+    instance_uuid: str
+    project_id: str
+    tier: str = ''
+    seen_at: datetime.datetime = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,13 +218,50 @@ def list_tiers(engine):
         return {row.name: _guarantee(row, row.name) for row in rows}
 
 
+def update_tier(engine, guarantee):
+    """Replace the values of the tier named by ``guarantee.tier`` (its
+    instances get them at the conductor's next tier refresh); raises
+    NotFound."""
+    with _session(engine) as session, session.begin():
+        row = session.get(models.Tier, guarantee.tier)
+        if row is None:
+            raise NotFound('no tier %r' % (guarantee.tier,))
+        for key, value in _rates(guarantee).items():
+            setattr(row, key, value)
+        row.updated_at = models.utcnow()
+
+
+# How many users an InUse message names.
+_SHOWN_USERS = 5
+
+
+def tier_users(session, name):
+    """Instance uuids (from the last listing of their hosts) whose
+    flavor names tier ``name``, and the number of them."""
+    where = models.Instance.tier == name
+    count = session.scalar(sa.select(sa.func.count()).select_from(
+        models.Instance).where(where))
+    shown = session.scalars(sa.select(models.Instance.instance_uuid)
+                            .where(where)
+                            .order_by(models.Instance.instance_uuid)
+                            .limit(_SHOWN_USERS)).all()
+    return shown, count
+
+
 def delete_tier(engine, name):
-    """Delete tier ``name``; raises NotFound.  Flavors that name it are
-    invalid from then on (their instances lose their guarantee)."""
+    """Delete tier ``name``; raises NotFound, or InUse while instances
+    recorded by the conductor (``record_instances``) have a flavor that
+    names it: their guarantee would vanish.  Flavors with no instance
+    that name it are invalid from then on."""
     with _session(engine) as session, session.begin():
         row = session.get(models.Tier, name)
         if row is None:
             raise NotFound('no tier %r' % (name,))
+        shown, count = tier_users(session, name)
+        if count:
+            raise InUse('tier %r is used by %d instance(s): %s%s'
+                        % (name, count, ', '.join(shown),
+                           ', ...' if count > len(shown) else ''))
         session.delete(row)
 
 
@@ -359,6 +421,58 @@ def get_storage_domain(engine, key):
         return _domain(row)
 
 
+# Instances
+
+def _check_instance(record):
+    _check_length('instance uuid', record.instance_uuid, 36)
+    _check_length('project id', record.project_id, models.NAME_LENGTH)
+    if record.tier:
+        _check_length('tier', record.tier, models.TIER_NAME_LENGTH)
+
+
+def record_instances(engine, records, seen_at=None):
+    """Store ``records`` (InstanceRecord objects; their ``seen_at`` is
+    ignored) as seen at ``seen_at`` (default now), replacing what was
+    stored for the same uuids.  ValueError for a malformed field."""
+    records = list(records)
+    for record in records:
+        _check_instance(record)
+    when = _utc(seen_at)
+    with _session(engine) as session, session.begin():
+        uuids = [record.instance_uuid for record in records]
+        rows = {row.instance_uuid: row for row in session.scalars(
+            sa.select(models.Instance)
+            .where(models.Instance.instance_uuid.in_(uuids)))}
+        for record in records:
+            row = rows.get(record.instance_uuid)
+            if row is None:
+                row = models.Instance(instance_uuid=record.instance_uuid)
+                session.add(row)
+                rows[record.instance_uuid] = row
+            row.project_id = record.project_id
+            row.tier = record.tier or ''
+            row.seen_at = when
+
+
+def get_instance(engine, instance_uuid):
+    """The InstanceRecord of ``instance_uuid``; raises NotFound."""
+    with _session(engine) as session:
+        row = session.get(models.Instance, instance_uuid)
+        if row is None:
+            raise NotFound('no instance %r recorded' % (instance_uuid,))
+        return InstanceRecord(instance_uuid=row.instance_uuid,
+                              project_id=row.project_id, tier=row.tier,
+                              seen_at=row.seen_at)
+
+
+def forget_instances(engine, seen_before):
+    """Drop instances last seen before ``seen_before``; the count."""
+    with _session(engine) as session, session.begin():
+        return session.execute(
+            sa.delete(models.Instance)
+            .where(models.Instance.seen_at < _utc(seen_before))).rowcount
+
+
 # Decisions
 
 # A cap within this fraction of the stored one is the same cap: the
@@ -497,13 +611,45 @@ def _record(row):
 def decisions_for_instance(engine, instance_uuid, limit=20):
     """The newest ``limit`` decisions about ``instance_uuid``, newest
     first: why it is (or was) throttled."""
+    return list_decisions(engine, instance_uuid=instance_uuid, limit=limit)
+
+
+def list_decisions(engine, storage_domain=None, instance_uuid=None,
+                   since=None, limit=100):
+    """The newest ``limit`` decisions, newest first, of storage domain
+    ``storage_domain`` and instance ``instance_uuid`` (None: any),
+    decided at or after ``since`` (None: any time)."""
+    query = sa.select(models.Decision)
+    if storage_domain is not None:
+        query = query.where(models.Decision.storage_domain == storage_domain)
+    if instance_uuid is not None:
+        query = query.where(models.Decision.instance_uuid == instance_uuid)
+    if since is not None:
+        query = query.where(models.Decision.decided_at >= _utc(since))
+    with _session(engine) as session:
+        return [_record(row) for row in session.scalars(
+            query.order_by(models.Decision.decided_at.desc(),
+                           models.Decision.id.desc())
+            .limit(limit))]
+
+
+def latest_decisions(engine, storage_domain=None):
+    """The newest decision of every disk (of ``storage_domain``; None:
+    of any), by instance uuid and device: the disks the controller acted
+    on there, and whether a cap is in force (``action`` 'cap' with a
+    lease not expired)."""
+    newest = sa.select(sa.func.max(models.Decision.id))
+    if storage_domain is not None:
+        newest = newest.where(
+            models.Decision.storage_domain == storage_domain)
+    newest = newest.group_by(models.Decision.instance_uuid,
+                             models.Decision.device)
     with _session(engine) as session:
         return [_record(row) for row in session.scalars(
             sa.select(models.Decision)
-            .where(models.Decision.instance_uuid == instance_uuid)
-            .order_by(models.Decision.decided_at.desc(),
-                      models.Decision.id.desc())
-            .limit(limit))]
+            .where(models.Decision.id.in_(newest.scalar_subquery()))
+            .order_by(models.Decision.instance_uuid,
+                      models.Decision.device))]
 
 
 def purge_decisions(engine, older_than):
@@ -519,17 +665,21 @@ class Purged:
     """What :func:`purge` deleted."""
     decisions: int
     flavors: int
+    instances: int = 0
 
 
 def purge(engine, older_than_s, now=None):
-    """Delete decisions made, and flavor cache entries fetched, more than
-    ``older_than_s`` seconds before ``now``; the counts.  A cap in force
-    keeps its newest row as long as ``older_than_s`` exceeds
-    record_decisions' heartbeat (which stores it again)."""
+    """Delete decisions made, flavor cache entries fetched and instances
+    last seen more than ``older_than_s`` seconds before ``now``; the
+    counts.  A cap in force keeps its newest row as long as
+    ``older_than_s`` exceeds record_decisions' heartbeat (which stores it
+    again), a running instance its record as long as it exceeds the
+    directory's RECORD_EVERY_S (an hour)."""
     before = _utc(now) - datetime.timedelta(
         seconds=_seconds('older_than_s', older_than_s))
     return Purged(decisions=purge_decisions(engine, before),
-                  flavors=forget_flavors(engine, before))
+                  flavors=forget_flavors(engine, before),
+                  instances=forget_instances(engine, before))
 
 
 # Cinder pools
@@ -604,6 +754,20 @@ def pool_profiles(engine):
                     .order_by(models.PoolProfile.pool))]
 
 
+def get_pool(engine, pool):
+    """The PoolRecord of ``pool``; raises NotFound if it has no
+    profile."""
+    with _session(engine) as session:
+        row = session.get(models.PoolProfile, pool)
+        if row is None:
+            raise NotFound('no pool %r' % (pool,))
+        return PoolRecord(pool=row.pool, profile=_profile(row),
+                          scheduler=row.scheduler,
+                          volumes=_pool_volumes(session, [pool]).get(
+                              pool, ()),
+                          updated_at=row.updated_at)
+
+
 def pool_states(engine, pools):
     """``{pool: placement.PoolState}`` of the pools in ``pools`` that
     have a profile; the others are left out (unknown to the model)."""
@@ -664,3 +828,49 @@ def forget_pool_volume(engine, volume_id):
                            % (volume_id,))
         session.delete(row)
         return row.pool
+
+
+# What place_volume takes besides the size and the guarantee: the
+# optional fields of placement.Volume.
+VOLUME_STREAM_KEYS = ('offset_bytes', 'read_fraction',
+                      'outstanding_requests')
+# Every value place_volume reads from ``values``.
+VOLUME_KEYS = (('size_gib', 'min_iops', 'min_bytes_sec')
+               + VOLUME_STREAM_KEYS)
+
+
+def place_volume(engine, pool, volume_id, values, tier=None, name_of=str):
+    """Record volume ``volume_id`` of ``values`` (``size_gib``, required,
+    and optionally ``min_iops``, ``min_bytes_sec`` and
+    VOLUME_STREAM_KEYS: numbers or strings of them) on Cinder pool
+    ``pool``, with the guarantee of ``tier`` (None: none) overridden by
+    the explicit ``min_*`` values, checked as a flavor's extra specs.
+    Returns the Volume recorded.  ValueError (one line, the culprit as
+    ``name_of(key)`` names it), Exists if the volume is recorded."""
+    placement.check_pool_name(pool)
+    numbers = {}
+    for key in VOLUME_KEYS:
+        if values.get(key) is not None:
+            try:
+                numbers[key] = tiers_mod.parse_number(values[key])
+            except ValueError as exc:
+                raise ValueError('%s: %s' % (name_of(key), exc)) from None
+    if 'size_gib' not in numbers:
+        raise ValueError('%s: required' % name_of('size_gib'))
+    known = list_tiers(engine)
+    if tier is not None and tier not in known:
+        raise ValueError('%s: unknown tier %s (known: %s)'
+                         % (name_of('tier'), tiers_mod.shown(tier),
+                            tiers_mod.listed(known)))
+    specs = {extra_specs.PREFIX + key: numbers[key]
+             for key in ('min_iops', 'min_bytes_sec') if key in numbers}
+    if tier is not None:
+        specs[extra_specs.TIER] = tier
+    guarantee = extra_specs.guarantee_from_extra_specs(specs, known)
+    volume = placement.Volume(
+        volume_id=volume_id, size_bytes=numbers['size_gib'] * placement.GIB,
+        min_iops=guarantee.min_iops, min_bytes_sec=guarantee.min_bytes_sec,
+        **{key: numbers[key] for key in VOLUME_STREAM_KEYS
+           if key in numbers})
+    record_pool_volume(engine, pool, volume)
+    return volume

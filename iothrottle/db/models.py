@@ -190,3 +190,24 @@ class PoolVolume(Base):
         sa.Double, default=1.0)
     recorded_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
         DateTime, default=utcnow)
+
+
+class Instance(Base):
+    """An instance as Nova placed it when the conductor last listed its
+    host: the project that owns it (who may read its throttle state) and
+    the tier its flavor names ('' for none or explicit keys only).
+    Recorded by the conductor's Nova directory
+    (``iothrottle.conductor.instances``); only with ``[conductor]
+    guarantees = nova``."""
+    __tablename__ = 'instances'
+    __table_args__ = (sa.Index('instances_project_id_idx', 'project_id'),
+                      sa.Index('instances_tier_idx', 'tier'),
+                      TABLE_ARGS)
+
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
+                                                       primary_key=True)
+    project_id: orm.Mapped[str] = orm.mapped_column(sa.String(NAME_LENGTH))
+    tier: orm.Mapped[str] = orm.mapped_column(sa.String(TIER_NAME_LENGTH),
+                                              default='')
+    seen_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        DateTime, default=utcnow)

@@ -39,8 +39,10 @@ RETRY_S = 15.0
 class FakeServer:
     """What novaclient gives for a server at microversion >= 2.47."""
 
-    def __init__(self, uuid, host, specs, flavor_name='m1.gold'):
+    def __init__(self, uuid, host, specs, flavor_name='m1.gold',
+                 project_id='proj-a'):
         self.id = uuid
+        self.tenant_id = project_id
         self.flavor = {'original_name': flavor_name, 'vcpus': 1,
                        'ram': 512, 'disk': 1, 'extra_specs': dict(specs)}
         setattr(self, instances.HOST_ATTR, host)
@@ -345,6 +347,54 @@ class TestRefresh(DirectoryTestCase):
         round_ = self.round(the_core, test_core.report('cmp-1',
                                                        sample('vm1')))
         self.assertEqual(['cmp-1'], list(round_.by_host))
+
+
+class TestOwners(DirectoryTestCase):
+    """Each listing records who owns the instances and their tier."""
+
+    def test_listing_records_project_and_tier(self):
+        self.nova.by_uuid['vm2'].tenant_id = 'proj-b'
+        directory = self.directory()
+        directory.verify('cmp-1', 'vm1')
+        directory.verify('cmp-2', 'vm2')
+        self.assertEqual(('proj-a', 'gold'), (
+            api.get_instance(self.engine, 'vm1').project_id,
+            api.get_instance(self.engine, 'vm1').tier))
+        self.assertEqual(('proj-b', ''), (
+            api.get_instance(self.engine, 'vm2').project_id,
+            api.get_instance(self.engine, 'vm2').tier))
+        # The tier is now in use: the operator cannot delete it.
+        self.assertRaises(api.InUse, api.delete_tier, self.engine, 'gold')
+
+    def test_unchanged_records_are_written_again_only_when_old(self):
+        directory = self.directory()
+        directory.verify('cmp-1', 'vm1')
+        first = api.get_instance(self.engine, 'vm1').seen_at
+        self.now += REFRESH_S
+        directory.verify('cmp-1', 'vm1')
+        self.assertEqual(first, api.get_instance(self.engine,
+                                                 'vm1').seen_at)
+        self.nova.by_uuid['vm1'].tenant_id = 'proj-c'
+        self.now += REFRESH_S
+        directory.verify('cmp-1', 'vm1')
+        self.assertEqual('proj-c', api.get_instance(self.engine,
+                                                    'vm1').project_id)
+        changed = api.get_instance(self.engine, 'vm1').seen_at
+        self.now += instances.RECORD_EVERY_S
+        directory.verify('cmp-1', 'vm1')
+        self.assertGreater(api.get_instance(self.engine, 'vm1').seen_at,
+                           changed)
+
+    def test_a_failed_write_is_logged_once_and_retried(self):
+        directory = self.directory()
+        broken = self.useFixture(fixtures.MockPatchObject(
+            api, 'record_instances', side_effect=RuntimeError('db gone')))
+        directory.verify('cmp-1', 'vm1')
+        self.now += REFRESH_S
+        directory.verify('cmp-1', 'vm1')
+        self.assertEqual(2, broken.mock.call_count)
+        self.assertEqual(1, self.log.output.count(
+            'cannot record the projects'))
 
 
 class TestConfig(testtools.TestCase):

@@ -41,10 +41,10 @@ class ManageTestCase(testtools.TestCase):
 class TestManage(ManageTestCase):
 
     def test_sync_version_and_tiers(self):
-        self.assertEqual((0, 'database at revision 0003\n', ''),
+        self.assertEqual((0, 'database at revision 0004\n', ''),
                          self.run_manage('db', 'sync'))
         self.assertTrue(os.path.isdir(self.db_dir))
-        self.assertEqual((0, '0003 (newest)\n', ''),
+        self.assertEqual((0, '0004 (newest)\n', ''),
                          self.run_manage('db', 'version'))
         self.assertEqual((0, 'tier gold created\n', ''), self.run_manage(
             'tier', 'create', 'gold', '--min-iops', '100',
@@ -95,10 +95,10 @@ class TestManage(ManageTestCase):
                          'tier', 'list')
         os.makedirs(self.db_dir)
         self.assertEqual(
-            (0, "none (not synced; newest is 0003: run 'iothrottle-manage "
+            (0, "none (not synced; newest is 0004: run 'iothrottle-manage "
                 "db sync')\n", ''),
             self.run_manage('db', 'version'))
-        self.assertFails("database schema at revision None, expected 0003: "
+        self.assertFails("database schema at revision None, expected 0004: "
                          "run 'iothrottle-manage db sync'", 'tier', 'list')
 
     def test_unusable_connection(self):
@@ -172,12 +172,17 @@ class TestPurge(ManageTestCase):
             api.cache_flavor(engine, 'f%d' % days, 'm1.f%d' % days,
                              error='bad', fetched_at=now - datetime.timedelta(
                                  days=days))
+            api.record_instances(engine, [api.InstanceRecord(uuid, 'p1')],
+                                 seen_at=now - datetime.timedelta(days=days))
         self.assertEqual(
-            (0, 'purged 1 decision(s) and 1 flavor cache entry older than '
-                '30d\n', ''),
+            (0, 'purged 1 decision(s), 1 flavor cache entry and 1 instance '
+                'record(s) older than 30d\n', ''),
             self.run_manage('db', 'purge', '--older-than', '30d'))
         self.assertEqual([], api.decisions_for_instance(
             engine, TestThrottleWhy.UUID))
+        self.assertRaises(api.NotFound, api.get_instance, engine,
+                          TestThrottleWhy.UUID)
+        self.assertEqual('p1', api.get_instance(engine, UUID2).project_id)
         self.assertEqual(1, len(api.decisions_for_instance(engine, UUID2)))
         self.assertIsNone(api.cached_flavor(engine, 'm1.f40'))
         self.assertIsNotNone(api.cached_flavor(engine, 'm1.f1'))

@@ -1,0 +1,2 @@
+"""One module per resource of the API; :mod:`iothrottle.api.handler`
+routes to them."""

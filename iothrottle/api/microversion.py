@@ -1,0 +1,29 @@
+"""Microversions of the API: ``OpenStack-API-Version: iothrottle 1.N``.
+
+The service type is ``iothrottle``, in the catalog and in the header
+alike: the API-SIG's microversion guideline has the header name the
+service type the catalog lists, and the header of this API is fixed as
+``iothrottle 1.x``.  A more generic type (``io-guarantee``) would not
+cover what the API also serves (Cinder pool profiles for the seek-model
+placement, decisions of every policy, including ``none``), and
+``iothrottle`` collides with no entry of the service-types authority.
+A request without the header gets the minimum version; ``latest`` the
+maximum.
+"""
+
+SERVICE_TYPE = 'iothrottle'
+MICROVERSION_ENVIRON = '%s.microversion' % SERVICE_TYPE
+
+# Every version, oldest first, and what it added.
+VERSIONS = [
+    '1.0',  # tiers, flavor guarantees, storage domains, instances,
+            # pools and decisions
+]
+
+
+def min_version_string():
+    return VERSIONS[0]
+
+
+def max_version_string():
+    return VERSIONS[-1]

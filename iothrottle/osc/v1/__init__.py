@@ -1,0 +1,1 @@
+"""Commands of API version 1."""

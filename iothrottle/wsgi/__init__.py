@@ -1,0 +1,1 @@
+"""WSGI applications for uwsgi, gunicorn or mod_wsgi."""
