@@ -64,13 +64,13 @@ class TestMariaDB(testtools.TestCase):
                             ['--config-file', self.conf_file] + list(argv))
 
     def sync(self):
-        self.assertEqual((0, 'database at revision 0003\n', ''),
+        self.assertEqual((0, 'database at revision 0004\n', ''),
                          self.manage('db', 'sync'))
 
     def test_sync_creates_the_schema_the_models_describe(self):
         self.assertEqual(0, self.manage('db', 'version')[0])
         self.sync()
-        self.assertEqual((0, '0003 (newest)\n', ''),
+        self.assertEqual((0, '0004 (newest)\n', ''),
                          self.manage('db', 'version'))
         self.assertEqual(migration.head_revision(),
                          migration.current_revision(self.engine))
@@ -155,8 +155,8 @@ class TestMariaDB(testtools.TestCase):
         self.assertEqual(1, api.purge_decisions(self.engine, later))
         # T0 is long past: the purge takes the rest and both flavors.
         self.assertEqual(
-            (0, 'purged 1 decision(s) and 2 flavor cache entries older '
-                'than 1d\n', ''),
+            (0, 'purged 1 decision(s), 2 flavor cache entries and 0 '
+                'instance record(s) older than 1d\n', ''),
             self.manage('db', 'purge', '--older-than', '1d'))
 
         api.learn_peak(self.engine, key, iops=1e12, bytes_sec=1)
