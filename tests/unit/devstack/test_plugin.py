@@ -45,8 +45,9 @@ RUN_TIMEOUT_S = 120
 # What the stub and the runner give devstack.
 SERVICE_HOST = '192.0.2.10'
 RABBIT_URL = 'rabbit://stackrabbit:rabbit-secret@%s:5672/' % SERVICE_HOST
-# The services of an all-in-one devstack with Nova and Cinder.
-ALL_IN_ONE = 'key,mysql,rabbit,n-api,n-cpu,n-cond,n-sch,c-api,c-sch,c-vol'
+# The services of an all-in-one devstack: stackrc's default list
+# (Keystone, Nova, Placement, Glance, Cinder, Neutron, RabbitMQ, MySQL).
+ALL_IN_ONE = None
 
 
 def devstack_dir():
@@ -83,6 +84,7 @@ class Sandbox:
     """One node's devstack: a directory, and the scripts run in it."""
 
     def __init__(self, root, services, disabled='', env=None):
+        """``services``: ENABLED_SERVICES, None for stackrc's default."""
         self.root = pathlib.Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.calls_dir = self.root / 'calls'
@@ -93,9 +95,11 @@ class Sandbox:
             'IOTHROTTLE_TEST_SANDBOX': str(self.root),
             'IOTHROTTLE_TEST_CALLS': str(self.calls_dir),
             'IOTHROTTLE_TEST_DISABLED': disabled,
-            'ENABLED_SERVICES': services,
             'SERVICE_HOST': SERVICE_HOST,
         })
+        self.env.pop('ENABLED_SERVICES', None)
+        if services is not None:
+            self.env['ENABLED_SERVICES'] = services
         self.env.update(env or {})
         self.conf_dir = self.root / 'etc' / 'iothrottle'
 
