@@ -429,10 +429,14 @@ class TestComputeNode(testtools.TestCase):
         cls.tmp = fixtures.TempDir()
         cls.tmp.setUp()
         root = pathlib.Path(cls.tmp.path) / 'node'
+        # local.conf of a compute subnode as devstack's multinode guide
+        # has it: RabbitMQ and MySQL on the controller (SERVICE_HOST).
         cls.sandbox = Sandbox(
-            root, 'rabbit,n-cpu,c-sch',
+            root, 'n-cpu,c-sch,placement-client',
             disabled='iothrottle-conductor iothrottle-api',
-            env={'IOTHROTTLE_AGENT_MODE': 'process'})
+            env={'IOTHROTTLE_AGENT_MODE': 'process',
+                 'HOST_IP': '192.0.2.12', 'DATABASE_TYPE': 'mysql',
+                 'MYSQL_HOST': SERVICE_HOST, 'RABBIT_HOST': SERVICE_HOST})
         (root / 'etc' / 'cinder').mkdir(parents=True)
         (root / 'etc' / 'cinder' / 'cinder.conf').write_text(
             '[DEFAULT]\nscheduler_default_filters = '
