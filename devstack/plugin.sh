@@ -48,8 +48,9 @@ function _iothrottle_list_without_prefix {
     echo "$kept"
 }
 
-# True if this node holds the conductor's database (conductor or API).
-function _iothrottle_uses_database {
+# True if this node runs the conductor or the API: both use the
+# database, the service user and its Nova credentials.
+function _iothrottle_is_controller {
     is_service_enabled iothrottle-conductor iothrottle-api
 }
 
@@ -66,11 +67,9 @@ function configure_iothrottle {
     # The message bus of conductor and agents: devstack's RabbitMQ.
     iniset_rpc_backend iothrottle $IOTHROTTLE_CONF DEFAULT
     setup_logging $IOTHROTTLE_CONF
-    if _iothrottle_uses_database; then
+    if _iothrottle_is_controller; then
         iniset $IOTHROTTLE_CONF database connection \
             "$(database_connection_url $IOTHROTTLE_DB_NAME)"
-    fi
-    if is_service_enabled iothrottle-conductor iothrottle-api; then
         # The conductor reads each instance's host and flavor from Nova
         # ([conductor] guarantees = nova, the default); the API reads
         # flavors.  Admin credentials of the iothrottle service user.
@@ -95,9 +94,11 @@ function configure_iothrottle_nova {
         return
     fi
     if ! is_service_enabled n-cpu; then
-        die $LINENO "iothrottle-compute with IOTHROTTLE_AGENT_MODE=monitor" \
-            "runs inside nova-compute: enable n-cpu on this node or set" \
-            "IOTHROTTLE_AGENT_MODE=process"
+        # settings enables iothrottle-compute everywhere; a node without
+        # nova-compute has no guests to watch.
+        local why="no n-cpu on this node, so no agent inside nova-compute"
+        warn $LINENO "iothrottle-compute: $why"
+        return
     fi
     # devstack writes nova-cpu.conf when it starts nova-compute, as a
     # copy of nova.conf (lib/nova, start_nova_compute): the monitor set
@@ -135,7 +136,7 @@ function configure_iothrottle_cinder {
 
 # create_iothrottle_accounts() - service user and catalog entry
 function create_iothrottle_accounts {
-    if ! is_service_enabled iothrottle-conductor iothrottle-api; then
+    if ! _iothrottle_is_controller; then
         return
     fi
     # admin: the conductor lists every project's servers on a host.

@@ -480,12 +480,23 @@ class TestComputeNode(testtools.TestCase):
                          cinder['DEFAULT']['scheduler_default_weighers'])
 
 
-class TestMonitorNeedsNovaCompute(testtools.TestCase):
+class TestNodeWithoutNovaCompute(testtools.TestCase):
 
-    def test_stack_stops_with_a_clear_message(self):
+    def test_no_agent_and_a_warning(self):
+        # The conductor's node of a multinode devstack, nova-compute
+        # elsewhere: iothrottle-compute (enabled by settings) has nothing
+        # to run in.
         root = self.useFixture(fixtures.TempDir()).path
-        sandbox = Sandbox(os.path.join(root, 'node'), 'rabbit,mysql')
-        done = sandbox.run('stack')
-        self.assertNotEqual(0, done.returncode)
-        self.assertIn('iothrottle-compute with IOTHROTTLE_AGENT_MODE=monitor '
-                      'runs inside nova-compute', done.stdout)
+        sandbox = Sandbox(os.path.join(root, 'node'),
+                          'key,mysql,rabbit,n-api,n-cond,n-sch')
+        done = sandbox.run_ok('stack')
+        warnings = [line for line in done.stdout.splitlines()
+                    if line.startswith('[WARNING]')]
+        self.assertEqual(1, len(warnings), warnings)
+        self.assertTrue(warnings[0].endswith(
+            ' iothrottle-compute: no n-cpu on this node, so no agent '
+            'inside nova-compute'), warnings)
+        self.assertNotIn('compute_monitors', sandbox.ini(
+            'etc', 'nova', 'nova.conf')['DEFAULT'])
+        self.assertFalse(sandbox.has_unit('iothrottle-compute'))
+        self.assertTrue(sandbox.has_unit('iothrottle-conductor'))
