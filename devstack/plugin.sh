@@ -104,13 +104,13 @@ function configure_iothrottle_nova {
     # copy of nova.conf (lib/nova, start_nova_compute): the monitor set
     # here reaches nova-cpu.conf that way.  Nova enables one "cpu."
     # monitor, and cpu.iothrottle includes cpu.virt_driver's metrics.
+    # The monitor reads its own options from /etc/iothrottle/
+    # iothrottle.conf ($IOTHROTTLE_CONF), not from nova.conf.
     local monitors
     monitors=$(iniget $NOVA_CONF DEFAULT compute_monitors)
     monitors=$(_iothrottle_list_without_prefix "$monitors" cpu.)
     iniset $NOVA_CONF DEFAULT compute_monitors \
         "$(_iothrottle_list_with "$monitors" cpu.iothrottle)"
-    # The monitor reads its options from /etc/iothrottle/iothrottle.conf
-    # ($IOTHROTTLE_CONF), not from nova.conf.
 }
 
 # configure_iothrottle_cinder() - the seek-model filter and weigher
