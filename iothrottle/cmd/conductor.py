@@ -6,8 +6,10 @@ transport_url``; guarantees come from ``[conductor] guarantees`` (Nova's
 record of each instance, its host and its flavor's extra specs, with
 database tiers; or, trusting every compute host, the database alone or
 a tiers file); decisions and learned capacities go to ``[database]
-connection``.  Bad input ends the command with one line on stderr and a
-non-zero exit code.  Native threads only: no eventlet.
+connection``; with ``[cinder]`` configured, Cinder's notifications and
+API keep the volumes recorded on each pool in step.  Bad input ends the
+command with one line on stderr and a non-zero exit code.  Native
+threads only: no eventlet.
 """
 
 import signal
@@ -122,6 +124,20 @@ def build(conf):
     return conductor, server
 
 
+def build_volumes(conf):
+    """The conductor's follower of Cinder's volumes
+    (:mod:`iothrottle.conductor.volumes`), idle unless ``[cinder]``
+    enables it; raises CommandError."""
+    from iothrottle.conductor import volumes
+    from iothrottle.db import api as db_api
+    try:
+        return volumes.build(conf, db_api.engine_from_conf(conf))
+    except ValueError as exc:       # names the option already
+        raise CommandError(str(exc)) from None
+    except Exception as exc:
+        raise CommandError('[cinder]: %s' % exc) from None
+
+
 def serve(conductor, server, stop_event):
     """Run until ``stop_event``; the RPC server stops on the way out."""
     server.start()
@@ -145,6 +161,7 @@ def main(argv=None):
         return EXIT_ERROR
     try:
         conductor, server = build(conf)
+        cinder_volumes = build_volumes(conf)
     except CommandError as exc:
         sys.stderr.write('%s: %s\n' % (PROG, exc))
         return EXIT_ERROR
@@ -152,7 +169,11 @@ def main(argv=None):
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda *_args: stop.set())
-    serve(conductor, server, stop)
+    cinder_volumes.start()
+    try:
+        serve(conductor, server, stop)
+    finally:
+        cinder_volumes.stop()
     return 0
 
 

@@ -7,6 +7,7 @@ on it; nothing here reads configuration at import time.
 from iothrottle.conf import api
 from iothrottle.conf import balloon
 from iothrottle.conf import cinder
+from iothrottle.conf import cinder_volumes
 from iothrottle.conf import compute
 from iothrottle.conf import controller
 from iothrottle.conf import database
@@ -15,7 +16,7 @@ from iothrottle.conf import nova
 from iothrottle.conf import storage
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova, balloon, cinder, api)
+                  nova, balloon, cinder, cinder_volumes, api)
 
 
 def register_opts(conf):

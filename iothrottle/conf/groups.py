@@ -15,3 +15,18 @@ def register(conf, group, opts):
     conf.register_group(cfg.OptGroup(group.name, title=group.title,
                                      help=group.help))
     conf.register_opts(opts, group=group.name)
+
+
+def session_opts(service, timeout_s):
+    """keystoneauth1's session options for talking to ``service`` (its
+    name as operators know it), with a finite ``timeout`` of
+    ``timeout_s`` seconds by default (keystoneauth1's own waits for
+    ever)."""
+    from keystoneauth1 import loading as ks_loading
+    opts = ks_loading.get_session_conf_options()
+    for opt in opts:
+        if opt.dest == 'timeout':
+            opt.default = timeout_s
+            opt.help = ('Seconds a request to %s may take (default %g).'
+                        % (service, timeout_s))
+    return opts

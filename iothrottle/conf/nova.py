@@ -50,23 +50,13 @@ OPTS = [
 ]
 
 
-def _session_opts():
-    """keystoneauth1's session options, with a finite ``timeout``."""
-    opts = ks_loading.get_session_conf_options()
-    for opt in opts:
-        if opt.dest == 'timeout':
-            opt.default = DEFAULT_TIMEOUT_S
-            opt.help = ('Seconds a request to Nova may take (default %g).'
-                        % DEFAULT_TIMEOUT_S)
-    return opts
-
-
 def register_opts(conf):
     groups.register(conf, GROUP, OPTS)
-    conf.register_opts(_session_opts(), group=GROUP.name)
+    conf.register_opts(groups.session_opts('Nova', DEFAULT_TIMEOUT_S),
+                       group=GROUP.name)
     ks_loading.register_auth_conf_options(conf, GROUP.name)
 
 
 def list_opts():
-    return [(GROUP, OPTS + _session_opts()
+    return [(GROUP, OPTS + groups.session_opts('Nova', DEFAULT_TIMEOUT_S)
              + ks_loading.get_auth_common_conf_options())]

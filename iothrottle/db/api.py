@@ -49,6 +49,8 @@ Cinder pools (the seek-model weigher and filter, ``iothrottle.cinder``)::
                  tier='gold')         # checked, from raw values
     get_pool(engine, 'cinder-1@lvm#a')
     forget_pool_volume(engine, volume_id)
+    follow_pool_volume(engine, 'cinder-1@lvm#a', placement.Volume(...))
+    pool_volumes(engine)        # {volume_id: (pool, Volume)}
     pool_states(engine, ['cinder-1@lvm#a'])   # {pool: PoolState}
     delete_pool(engine, 'cinder-1@lvm#a')
 """
@@ -828,6 +830,52 @@ def forget_pool_volume(engine, volume_id):
                            % (volume_id,))
         session.delete(row)
         return row.pool
+
+
+def pool_volumes(engine):
+    """``{volume_id: (pool, Volume)}`` of every recorded volume."""
+    with _session(engine) as session:
+        return {volume.volume_id: (pool, volume)
+                for pool, volumes in _pool_volumes(session).items()
+                for volume in volumes}
+
+
+def follow_pool_volume(engine, pool, volume):
+    """Make the record of ``volume`` (a ``placement.Volume``) say what
+    Cinder says: on ``pool``, of its size and guarantee.  A volume
+    recorded on the same pool keeps its place and stream (offset, read
+    fraction, outstanding requests: the operator's); one moved to
+    another pool joins it last, at no known offset.  Returns False if
+    the record said so already.  ValueError for a malformed pool name or
+    volume id."""
+    placement.check_pool_name(pool)
+    _check_length('volume id', volume.volume_id, models.NAME_LENGTH)
+    with _session(engine) as session, session.begin():
+        row = session.get(models.PoolVolume, volume.volume_id)
+        if row is None:
+            session.add(models.PoolVolume(
+                volume_id=volume.volume_id, pool=pool,
+                size_bytes=volume.size_bytes,
+                offset_bytes=volume.offset_bytes,
+                min_iops=volume.min_iops,
+                min_bytes_sec=volume.min_bytes_sec,
+                read_fraction=volume.read_fraction,
+                outstanding_requests=volume.outstanding_requests,
+                recorded_at=_utc(None)))
+            return True
+        same = (row.pool == pool and row.size_bytes == volume.size_bytes
+                and row.min_iops == volume.min_iops
+                and row.min_bytes_sec == volume.min_bytes_sec)
+        if same:
+            return False
+        if row.pool != pool:
+            row.pool = pool
+            row.offset_bytes = None
+            row.recorded_at = _utc(None)
+        row.size_bytes = volume.size_bytes
+        row.min_iops = volume.min_iops
+        row.min_bytes_sec = volume.min_bytes_sec
+        return True
 
 
 # What place_volume takes besides the size and the guarantee: the
