@@ -75,6 +75,13 @@ function configure_iothrottle {
         # flavors.  Admin credentials of the iothrottle service user.
         configure_keystoneauth $IOTHROTTLE_CONF iothrottle nova
         iniset $IOTHROTTLE_CONF nova region_name "$REGION_NAME"
+        if is_service_enabled c-vol; then
+            # The conductor follows Cinder's volumes into their pools:
+            # notifications, and its API for the reconciliation.
+            iniset $IOTHROTTLE_CONF cinder listen_notifications True
+            configure_keystoneauth $IOTHROTTLE_CONF iothrottle cinder
+            iniset $IOTHROTTLE_CONF cinder region_name "$REGION_NAME"
+        fi
     fi
     if is_service_enabled iothrottle-api; then
         configure_keystone_authtoken_middleware $IOTHROTTLE_CONF iothrottle
@@ -132,6 +139,16 @@ function configure_iothrottle_cinder {
         "$(_iothrottle_list_with "$weighers" SeekModelWeigher)"
     # The conductor's bus (the plugins would otherwise use Cinder's).
     iniset $CINDER_CONF iothrottle_cinder transport_url "$(get_transport_url)"
+}
+
+# configure_iothrottle_cinder_notifications() - Cinder tells the
+# conductor about its volumes (devstack sets this driver only for
+# ceilometer)
+function configure_iothrottle_cinder_notifications {
+    if ! is_service_enabled c-vol; then
+        return
+    fi
+    iniset $CINDER_CONF oslo_messaging_notifications driver messagingv2
 }
 
 # create_iothrottle_accounts() - service user and catalog entry
@@ -253,6 +270,7 @@ elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
     configure_iothrottle
     configure_iothrottle_nova
     configure_iothrottle_cinder
+    configure_iothrottle_cinder_notifications
     create_iothrottle_accounts
     init_iothrottle
 elif [[ "$1" == "stack" && "$2" == "extra" ]]; then

@@ -239,6 +239,7 @@ class TestAllInOne(testtools.TestCase):
         conf = conductor_cmd.build_conf(['--config-file', path])
         rpc_api.register_opts(conf)
         ks_loading.load_auth_from_conf_options(conf, 'nova')
+        ks_loading.load_auth_from_conf_options(conf, 'cinder')
         self.assertEqual('password', conf.nova.auth_type)
         self.assertEqual('iothrottle', conf.nova.username)
         self.assertEqual('public', conf.nova.interface)
@@ -287,6 +288,15 @@ class TestAllInOne(testtools.TestCase):
         self.assertEqual(
             self.conf()['DEFAULT']['transport_url'],
             cinder['iothrottle_cinder']['transport_url'])
+
+    def test_conductor_follows_cinders_volumes(self):
+        cinder = self.stacked.ini('etc', 'cinder', 'cinder.conf')
+        self.assertEqual('messagingv2',
+                         cinder['oslo_messaging_notifications']['driver'])
+        conf = self.conf()
+        self.assertEqual('True', conf['cinder']['listen_notifications'])
+        self.assertEqual('iothrottle', conf['cinder']['username'])
+        self.assertEqual('password', conf['cinder']['auth_type'])
 
     def test_conductor_unit(self):
         unit = self.stacked.unit('iothrottle-conductor')
