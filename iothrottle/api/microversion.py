@@ -17,7 +17,14 @@ MICROVERSION_ENVIRON = '%s.microversion' % SERVICE_TYPE
 # Every version, oldest first, and what it added.
 VERSIONS = [
     '1.0',  # tiers, flavor guarantees, storage domains, instances,
-            # pools and decisions
+            # pools and decisions.  Storage domains' load fields
+            # (load, saturated, load_iops, load_bytes_sec, load_disks,
+            # load_caps, load_at) were added to 1.0 itself, not as 1.1:
+            # 1.0 was never released (no tag, no package), so no client
+            # can depend on its response without them, and a version
+            # that only adds response fields to an unreleased one would
+            # be history without a user.  After the first release, a
+            # new field is a new microversion.
 ]
 
 

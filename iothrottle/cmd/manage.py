@@ -417,6 +417,14 @@ def _updated(when):
     return when.strftime('%Y-%m-%d %H:%M:%S UTC') if when else '-'
 
 
+def _maybe(value, form=str):
+    """``value`` formatted (``form`` a %-format or a function); '-' for
+    None (a domain whose load no round has stored yet)."""
+    if value is None:
+        return '-'
+    return form % value if isinstance(form, str) else form(value)
+
+
 # ``domain list`` and ``domain show``: (heading, value of a StorageDomain).
 _DOMAIN_FIELDS = (
     ('key', lambda domain: domain.key),
@@ -426,6 +434,15 @@ _DOMAIN_FIELDS = (
     ('peak_iops', lambda domain: _number(domain.peak_iops)),
     ('peak_bytes_sec', lambda domain: _number(domain.peak_bytes_sec)),
     ('updated', lambda domain: _updated(domain.updated_at)),
+    ('load', lambda domain: _maybe(domain.load_fraction, '%.2f')),
+    ('saturated', lambda domain: _maybe(
+        domain.saturated, lambda saturated: 'yes' if saturated else 'no')),
+    ('load_iops', lambda domain: _maybe(domain.load_iops, _number)),
+    ('load_bytes_sec', lambda domain: _maybe(domain.load_bytes_sec,
+                                             _number)),
+    ('disks', lambda domain: _maybe(domain.load_disks)),
+    ('caps', lambda domain: _maybe(domain.load_caps)),
+    ('load_at', lambda domain: _updated(domain.load_at)),
 )
 
 

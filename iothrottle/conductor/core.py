@@ -142,7 +142,8 @@ class Round:
     ``by_host``: ``{host: [(Decision, Guarantee)]}`` to cast;
     ``by_domain``: ``{domain: [Decision]}`` to record; ``peaks``:
     ``{domain: (iops, bytes_sec)}`` that grew (to persist); ``errors``:
-    one line each.
+    one line each; ``loads``: ``{domain: model.DomainLoad}`` of every
+    domain decided (to persist).
     """
     now_s: float
     hosts: tuple
@@ -150,6 +151,7 @@ class Round:
     by_domain: dict
     peaks: dict
     errors: tuple
+    loads: dict = dataclasses.field(default_factory=dict)
 
 
 class Core:
@@ -276,7 +278,7 @@ class Core:
                         dataclasses.replace(sample, storage_domain=domain))
         self.owners = owners
         by_host = collections.defaultdict(list)
-        by_domain, peaks = {}, {}
+        by_domain, peaks, loads = {}, {}, {}
         for domain in sorted(by_domain_samples):
             samples = by_domain_samples[domain]
             peak = self.capacities.observe(
@@ -288,12 +290,14 @@ class Core:
                                           errors)
             if decided:
                 by_domain[domain] = [d for d, _ in decided]
+            loads[domain] = self._load(domain, samples, caps,
+                                       [d for d, _ in decided])
             for decision, guarantee in decided:
                 by_host[owners[decision.disk_id]].append(
                     (decision, guarantee))
         return Round(now_s=now_s, hosts=tuple(sorted(pending)),
                      by_host=dict(by_host), by_domain=by_domain,
-                     peaks=peaks, errors=tuple(errors))
+                     peaks=peaks, errors=tuple(errors), loads=loads)
 
     def _forget(self, now_s):
         """Drop the hosts and storage domains silent for
@@ -334,6 +338,30 @@ class Core:
         errors.extend(result.errors)
         return list(result.decided)
 
+    def _load(self, domain, samples, caps, decisions):
+        """The DomainLoad of ``domain`` this round: its totals against
+        the capacity the policy was given, measured and bordered as the
+        policy does (:meth:`Policy.load`, :meth:`Policy.saturation_border`:
+        without a border, saturated means at full capacity), and its
+        disks under a cap once ``decisions`` are applied (a disk not
+        decided on keeps the cap its agent holds)."""
+        iops = sum(s.iops for s in samples)
+        bytes_sec = sum(s.bytes_sec for s in samples)
+        load = self.policy.load(self.capacities.capacity_of(domain), iops,
+                                bytes_sec)
+        border = self.policy.saturation_border()
+        capped = {sample.disk_id for sample in samples
+                  if _limits(caps.get(sample.disk_id))}
+        for decision in decisions:
+            if decision.action == model.CAP and _limits(decision.cap):
+                capped.add(decision.disk_id)
+            else:
+                capped.discard(decision.disk_id)
+        return model.DomainLoad(
+            iops=iops, bytes_sec=bytes_sec, load=load,
+            saturated=load >= (1.0 if border is None else border),
+            disks=len(samples), caps=len(capped))
+
     def _accepted(self, host, sample, now_s, errors):
         """Whether Nova places ``sample``'s instance on ``host`` (always
         without a directory); a refusal is one warning per WARN_EVERY_S
@@ -367,3 +395,9 @@ class Core:
             errors.append('guarantee of %s (flavor %r): %s'
                           % (sample.instance_uuid, sample.flavor, exc))
         return model.NO_GUARANTEE
+
+
+def _limits(cap):
+    """Whether ``cap`` (a model.Cap or None) limits an axis (libvirt's 0
+    is "unlimited")."""
+    return cap is not None and (cap.iops > 0 or cap.bytes_sec > 0)

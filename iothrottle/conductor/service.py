@@ -246,13 +246,18 @@ class Conductor:
             self._write(load_capacities, self.store, self.core.capacities)
 
     def _record(self, round_):
-        """Store a round's decisions and grown peaks (writer thread)."""
+        """Store a round's decisions, grown peaks and domain loads (the
+        loads only when they changed noticeably or at a heartbeat: see
+        :func:`db_api.record_domain_load`) (writer thread)."""
         for domain, decisions in sorted(round_.by_domain.items()):
             self.store.call('recording decisions', db_api.record_decisions,
                             domain, decisions, policy=self.policy_name)
         for domain, (iops, bytes_sec) in sorted(round_.peaks.items()):
             self.store.call('recording the peak of %s' % domain,
                             db_api.learn_peak, domain, iops, bytes_sec)
+        for domain, load in sorted(round_.loads.items()):
+            self.store.call('recording the load of %s' % domain,
+                            db_api.record_domain_load, domain, load)
 
     def _flush_writes(self):
         """Let the writer finish the queued writes for up to

@@ -323,6 +323,16 @@ class GuaranteePolicy(policy.Policy):
     def initial_state(self):
         return DomainState()
 
+    def load(self, capacity, iops, bytes_sec):
+        """The linear cost model's load (both axes add up), the one
+        compared with ``border_fraction``."""
+        return cost.load(capacity, iops, bytes_sec)
+
+    def saturation_border(self):
+        """``border_fraction``: saturation by load (the latency test is
+        per interval and not part of this border)."""
+        return self.tunables.border_fraction
+
     def decide(self, view, state):
         t = self.tunables
         state = state or DomainState()

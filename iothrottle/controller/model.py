@@ -200,6 +200,25 @@ class DomainView:
 
 
 @dataclasses.dataclass(frozen=True)
+class DomainLoad:
+    """What one storage domain carried over one interval.
+
+    ``iops``/``bytes_sec``: the totals of its disks; ``load``: the
+    fraction of its capacity they take, as the policy measures load
+    (:meth:`iothrottle.controller.policy.Policy.load`); ``saturated``:
+    ``load`` at or above the policy's saturation border; ``disks``: the
+    disks decided on; ``caps``: those under a cap once the interval's
+    decisions are applied.
+    """
+    iops: float
+    bytes_sec: float
+    load: float
+    saturated: bool
+    disks: int
+    caps: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Decision:
     """Set (``CAP``) or lift (``RELEASE``) the cap on one disk.
 

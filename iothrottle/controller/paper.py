@@ -77,6 +77,11 @@ class PaperPolicy(policy.Policy):
                                  cap_time_s=c.paper_cap_time_s,
                                  minimum_cap=policy.minimum_cap(conf)))
 
+    def saturation_border(self):
+        """``border_fraction`` of either axis: the default load (the
+        busier axis) at or above it."""
+        return self.tunables.border_fraction
+
     def decide(self, view, state):
         if not view.disks:
             return policy.Outcome(decisions=(), state=state)

@@ -38,6 +38,20 @@ class Policy(abc.ABC):
         """State of a storage domain the policy has not seen yet."""
         return None
 
+    def load(self, capacity, iops, bytes_sec):
+        """The fraction of ``capacity`` (a Capacity) that totals of
+        ``iops`` and ``bytes_sec`` take, as this policy measures load.
+        Default: the busier axis, ``max(iops / max_iops, bytes_sec /
+        max_bytes_sec)``."""
+        return max(iops / capacity.max_iops,
+                   bytes_sec / capacity.max_bytes_sec)
+
+    def saturation_border(self):
+        """The load at or above which this policy counts a domain as
+        saturated; None when it has no such border (a domain is then
+        saturated at its full capacity, load 1.0)."""
+        return None
+
     @abc.abstractmethod
     def decide(self, view, state):
         """Return the :class:`Outcome` for one interval of one domain."""

@@ -24,6 +24,7 @@ Storage domains::
     declare_capacity(engine, key, max_iops=2000, max_bytes_sec=500e6)
     learn_peak(engine, key, iops=1800, bytes_sec=90e6)
     reset_peak(engine, key)     # forget a poisoned peak
+    record_domain_load(engine, key, model.DomainLoad(...))  # last round
     storage_domains(engine)
 
 Instances, as the conductor's Nova directory last saw them::
@@ -97,7 +98,10 @@ class CachedFlavor:
 
 @dataclasses.dataclass(frozen=True)
 class StorageDomain:
-    """A storage domain's capacity and where it comes from."""
+    """A storage domain's capacity and where it comes from, and its load
+    in the conductor's last stored round (``load_at``; the ``load_*``
+    fields and ``saturated`` are None until one): see
+    :class:`iothrottle.db.models.StorageDomain`."""
     key: str
     max_iops: float
     max_bytes_sec: float
@@ -105,6 +109,13 @@ class StorageDomain:
     peak_iops: float
     peak_bytes_sec: float
     updated_at: datetime.datetime
+    load_iops: float = None
+    load_bytes_sec: float = None
+    load_fraction: float = None
+    saturated: bool = None
+    load_disks: int = None
+    load_caps: int = None
+    load_at: datetime.datetime = None
 
     def capacity(self):
         """The controller's Capacity; None until both axes are known."""
@@ -324,13 +335,58 @@ def forget_flavors(engine, fetched_before):
         ).rowcount
 
 
+# Stored again at a heartbeat
+
+# A decision (or a storage domain's load) that has not changed is stored
+# again after this many seconds anyway, so the history shows the
+# controller was alive and still of the same mind (and purging never
+# leaves a long-lived cap with no record).
+HEARTBEAT_S = 300.0
+
+# Longest duration accepted (heartbeat, purge age): ten years, far past
+# any retention, still well inside datetime's range.
+MAX_DURATION_S = 10 * 365 * 86400
+
+
+def _seconds(name, value):
+    """A duration: finite, >= 0, at most ten years."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not 0 <= value <= MAX_DURATION_S):
+        raise ValueError('%s must be a number of seconds in [0, %d], got %r'
+                         % (name, MAX_DURATION_S, value))
+    return float(value)
+
+
+def _heartbeat(heartbeat_s):
+    return datetime.timedelta(seconds=_seconds('heartbeat_s', heartbeat_s))
+
+
+def _within(stored_at, when, heartbeat):
+    """Whether what was stored at ``stored_at`` (None: never) is younger
+    than ``heartbeat`` at ``when``: unchanged, it need not be stored
+    again yet."""
+    return stored_at is not None and when - stored_at < heartbeat
+
+
 # Storage domains
+
+# A storage domain's load is stored again when it moved by more than
+# this fraction of the domain's capacity (one percentage point): a
+# relative test would write an idle domain's every wobble (3 -> 3.5
+# IOPS is 17 %).
+LOAD_TOLERANCE = 0.01
+
+# The columns record_domain_load writes, as StorageDomain names them.
+_LOAD_COLUMNS = ('load_iops', 'load_bytes_sec', 'load_fraction',
+                 'saturated', 'load_disks', 'load_caps', 'load_at')
+
 
 def _domain(row):
     return StorageDomain(
         key=row.key, max_iops=row.max_iops, max_bytes_sec=row.max_bytes_sec,
         capacity_source=row.capacity_source, peak_iops=row.peak_iops,
-        peak_bytes_sec=row.peak_bytes_sec, updated_at=row.updated_at)
+        peak_bytes_sec=row.peak_bytes_sec, updated_at=row.updated_at,
+        **{name: getattr(row, name) for name in _LOAD_COLUMNS})
 
 
 def _domain_row(session, key):
@@ -404,6 +460,57 @@ def _rate(name, value):
         return tiers_mod.parse_number(value)
     except ValueError as exc:
         raise ValueError('%s %s' % (name, exc)) from None
+
+
+def _count(name, value):
+    """A count: an int >= 0 (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError('%s must be an integer >= 0, got %r'
+                         % (name, value))
+    return value
+
+
+def _load_changed(row, load):
+    """Whether ``load`` (a model.DomainLoad) differs noticeably from the
+    one stored in ``row``: its fraction moved by more than
+    LOAD_TOLERANCE of the capacity, saturation flipped, or the number of
+    disks or caps changed."""
+    return (row.load_fraction is None
+            or abs(row.load_fraction - load.load) > LOAD_TOLERANCE
+            or bool(row.saturated) != bool(load.saturated)
+            or row.load_disks != load.disks or row.load_caps != load.caps)
+
+
+def record_domain_load(engine, key, load, measured_at=None,
+                       heartbeat_s=HEARTBEAT_S):
+    """Store ``load`` (a :class:`iothrottle.controller.model.DomainLoad`)
+    as the last round of storage domain ``key``, measured at
+    ``measured_at`` (default now), when it changed noticeably
+    (:func:`_load_changed`) or the stored one is ``heartbeat_s`` seconds
+    old or older: a 5 s interval does not write every round.  Returns
+    whether it was stored.  An unknown domain is created (learned, no
+    capacity yet); its ``updated_at`` stays the time of its capacity.
+    ValueError naming the field for a value out of range."""
+    values = dict(
+        load_iops=_rate('iops', load.iops),
+        load_bytes_sec=_rate('bytes_sec', load.bytes_sec),
+        load_fraction=_rate('load', load.load),
+        saturated=bool(load.saturated),
+        load_disks=_count('disks', load.disks),
+        load_caps=_count('caps', load.caps),
+        load_at=_utc(measured_at))
+    heartbeat = _heartbeat(heartbeat_s)
+    with _session(engine) as session, session.begin():
+        row = _domain_row(session, key)
+        if (_within(row.load_at, values['load_at'], heartbeat)
+                and not _load_changed(row, load)):
+            return False
+        for name, value in values.items():
+            setattr(row, name, value)
+        if row.updated_at is not None:   # stored: keep it as it is
+            # (in the UPDATE's SET, its onupdate does not fire)
+            orm.attributes.flag_modified(row, 'updated_at')
+        return True
 
 
 def storage_domains(engine):
@@ -482,16 +589,6 @@ def forget_instances(engine, seen_before):
 # wobble is not a decision an operator needs to read.
 CAP_TOLERANCE = 0.01
 
-# A decision that has not changed is stored again after this many
-# seconds anyway, so the history shows the controller was alive and
-# still of the same mind (and purging never leaves a long-lived cap with
-# no record).
-HEARTBEAT_S = 300.0
-
-# Longest duration accepted (heartbeat, purge age): ten years, far past
-# any retention, still well inside datetime's range.
-MAX_DURATION_S = 10 * 365 * 86400
-
 
 def _check_decision(decision):
     _check_length('instance uuid', decision.instance_uuid, 36)
@@ -536,15 +633,6 @@ def _last_decisions(session, decisions):
                 models.Decision.id.in_(newest.scalar_subquery())))}
 
 
-def _seconds(name, value):
-    """A duration: finite, >= 0, at most ten years."""
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not 0 <= value <= MAX_DURATION_S):
-        raise ValueError('%s must be a number of seconds in [0, %d], got %r'
-                         % (name, MAX_DURATION_S, value))
-    return float(value)
-
-
 def _lease_expiry(when, decision):
     if decision.lease_s > 0:
         return when + datetime.timedelta(seconds=decision.lease_s)
@@ -568,14 +656,13 @@ def record_decisions(engine, storage_domain, decisions, policy,
     policy = str(policy)[:64]
     for decision in decisions:
         _check_decision(decision)
-    heartbeat = datetime.timedelta(seconds=_seconds('heartbeat_s',
-                                                    heartbeat_s))
+    heartbeat = _heartbeat(heartbeat_s)
     with _session(engine) as session, session.begin():
         last = _last_decisions(session, decisions)
         rows, renewed = [], {}
         for decision in decisions:
             row = last.get((decision.instance_uuid, decision.device))
-            if (row is not None and when - row.decided_at < heartbeat
+            if (row is not None and _within(row.decided_at, when, heartbeat)
                     and _same_decision(row, storage_domain, decision,
                                        policy)):
                 if decision.action == model.CAP:

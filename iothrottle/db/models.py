@@ -97,6 +97,14 @@ class StorageDomain(Base):
     ``capacity_source`` says whether the operator declared them
     (``config``) or they were learned from the peak observed throughput
     (``learned``), kept in ``peak_iops``/``peak_bytes_sec``.
+
+    The ``load_*`` columns and ``saturated`` are the conductor's last
+    stored round (``load_at``; NULL until one): the domain's total
+    ``load_iops`` and ``load_bytes_sec``, ``load_fraction`` of the
+    capacity the controller used, whether that was at or above the
+    policy's saturation border, and ``load_disks`` disks with
+    ``load_caps`` of them under a cap.  ``updated_at`` is the time of
+    the last change of the capacity or peak, not of the load.
     """
     __tablename__ = 'storage_domains'
     __table_args__ = (
@@ -116,6 +124,20 @@ class StorageDomain(Base):
                                                           default=0.0)
     updated_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
         DateTime, default=utcnow, onupdate=utcnow)
+    load_iops: orm.Mapped[float | None] = orm.mapped_column(sa.Double,
+                                                            nullable=True)
+    load_bytes_sec: orm.Mapped[float | None] = orm.mapped_column(
+        sa.Double, nullable=True)
+    load_fraction: orm.Mapped[float | None] = orm.mapped_column(
+        sa.Double, nullable=True)
+    saturated: orm.Mapped[bool | None] = orm.mapped_column(sa.Boolean,
+                                                           nullable=True)
+    load_disks: orm.Mapped[int | None] = orm.mapped_column(sa.Integer,
+                                                           nullable=True)
+    load_caps: orm.Mapped[int | None] = orm.mapped_column(sa.Integer,
+                                                          nullable=True)
+    load_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        DateTime, nullable=True)
 
 
 class Decision(Base):

@@ -6,15 +6,20 @@ runs on SQLite after ``keystone-manage db_sync``, ``fernet_setup``,
 ``credential_setup`` and ``bootstrap``, served from one process on
 127.0.0.1.  The admin registers the ``iothrottle`` service and its
 endpoint in the catalog, projects ``proj-a`` and ``proj-b`` with one
-member each, and a service user for ``auth_token``.  ``iothrottle-api``
-runs with ``[api] auth_strategy = keystone``.  The database holds what
-the conductor would have written: instance A of proj-a (capped now) and
-instance B of proj-b.
+member each, and a service user for ``auth_token``.  The API runs with
+``[api] auth_strategy = keystone`` as OpenStack deploys it: the WSGI
+module ``iothrottle.wsgi.api:application`` under uWSGI (master, one
+worker of two threads), its configuration from
+``IOTHROTTLE_CONFIG_FILES``; that is the endpoint in the catalog.  The
+console script ``iothrottle-api`` serves the same database on a second
+port, checked with one token-authenticated request.  The database holds
+what the conductor would have written: instance A of proj-a (capped
+now), instance B of proj-b, and the last load of their storage domain.
 
-Then, all through ``openstack``: the admin creates a tier and declares
-a storage domain's capacity; alice (member of proj-a) reads A's throttle
-state and gets 403 on B and on every write.  No test is skipped: a
-missing Keystone fails with the command that installs it.
+Then, all through ``openstack``: the admin creates a tier, declares a
+storage domain's capacity and reads its load; alice (member of proj-a)
+reads A's throttle state and gets 403 on B and on every write.  No test
+is skipped: a missing Keystone or uwsgi fails with what installs it.
 """
 
 import datetime
@@ -39,6 +44,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 VENV = os.environ.get('IOTHROTTLE_KEYSTONE_VENV',
                       os.path.join(REPO, '.tox', 'keystone-venv'))
 OPENSTACK = os.path.join(os.path.dirname(sys.executable), 'openstack')
+# uWSGI of the project's environment (test-requirements.txt).
+UWSGI = os.path.join(os.path.dirname(sys.executable), 'uwsgi')
 HOST = '127.0.0.1'
 # Seconds a server may take to answer after it starts.
 START_DEADLINE_S = 60.0
@@ -93,9 +100,14 @@ class KeystoneAndApi(fixtures.Fixture):
             raise AssertionError('no Keystone at %s: run tools/test-keystone'
                                  % VENV)
         self.dir = self.useFixture(fixtures.TempDir()).path
-        self.keystone_port, self.api_port = free_port(), free_port()
+        if not os.path.exists(UWSGI):
+            raise AssertionError('no uwsgi at %s: pip install -r '
+                                 'test-requirements.txt' % UWSGI)
+        self.keystone_port, self.api_port, self.console_port = (
+            free_port(), free_port(), free_port())
         self.auth_url = 'http://%s:%d/v3' % (HOST, self.keystone_port)
         self.api_url = 'http://%s:%d' % (HOST, self.api_port)
+        self.console_url = 'http://%s:%d' % (HOST, self.console_port)
         self._keystone(manage)
         self._catalog_and_users()
         self._api()
@@ -181,16 +193,12 @@ class KeystoneAndApi(fixtures.Fixture):
             self.admin('role', 'add', '--user', user, '--project', project,
                        role)
 
-    def _api(self):
-        url = 'sqlite:///%s/iothrottle.sqlite' % self.dir
-        engine = api.create_engine(url)
-        self.addCleanup(engine.dispose)
-        migration.upgrade(engine)
-        seed(engine, self.projects)
-        conf = os.path.join(self.dir, 'iothrottle.conf')
+    def _conf(self, name, url, port):
+        """An iothrottle.conf of the API logging to ``name``.log."""
+        conf = os.path.join(self.dir, name + '.conf')
         with open(conf, 'w') as stream:
             stream.write(
-                '[DEFAULT]\nlog_file = %(dir)s/iothrottle-api-service.log\n'
+                '[DEFAULT]\nlog_file = %(dir)s/%(name)s-service.log\n'
                 '[api]\nhost = %(host)s\nport = %(port)d\n'
                 '[database]\nconnection = %(url)s\n'
                 '[keystone_authtoken]\nwww_authenticate_uri = %(auth)s\n'
@@ -198,12 +206,33 @@ class KeystoneAndApi(fixtures.Fixture):
                 'username = iothrottle\npassword = iothrottle-secret\n'
                 'project_name = service\nuser_domain_name = Default\n'
                 'project_domain_name = Default\n'
-                % {'dir': self.dir, 'host': HOST, 'port': self.api_port,
-                   'url': url, 'auth': self.auth_url})
+                % {'dir': self.dir, 'name': name, 'host': HOST,
+                   'port': port, 'url': url, 'auth': self.auth_url})
+        return conf
+
+    def _api(self):
+        url = 'sqlite:///%s/iothrottle.sqlite' % self.dir
+        engine = api.create_engine(url)
+        self.addCleanup(engine.dispose)
+        migration.upgrade(engine)
+        seed(engine, self.projects)
+        env = dict(os.environ, PYTHONPATH=REPO)
+        # As OpenStack deploys it: the WSGI module under uWSGI, the
+        # configuration from the environment (no --config-file).
+        self._start('iothrottle-api-uwsgi',
+                    [UWSGI, '--http-socket', '%s:%d' % (HOST, self.api_port),
+                     '--module', 'iothrottle.wsgi.api:application',
+                     '--virtualenv', sys.prefix, '--need-app', '--master',
+                     '--processes', '1', '--threads', '2',
+                     '--die-on-term'],
+                    dict(env, IOTHROTTLE_CONFIG_FILES=self._conf(
+                        'iothrottle-api-uwsgi', url, self.api_port)),
+                    self.api_url + '/')
         self._start('iothrottle-api',
                     [sys.executable, '-m', 'iothrottle.cmd.api',
-                     '--config-file', conf],
-                    dict(os.environ, PYTHONPATH=REPO), self.api_url + '/')
+                     '--config-file', self._conf('iothrottle-api', url,
+                                                 self.console_port)],
+                    env, self.console_url + '/')
 
 
 def seed(engine, projects):
@@ -221,6 +250,9 @@ def seed(engine, projects):
         '%s/vda (40 %% of guarantee)' % UUID_B,
         model.Cap(iops=40, bytes_sec=0), lease_s=3600)], 'guarantee',
         decided_at=now)
+    api.record_domain_load(engine, DOMAIN, model.DomainLoad(
+        iops=1900, bytes_sec=2.5e7, load=0.95, saturated=True, disks=2,
+        caps=1), measured_at=now)
 
 
 class TestApiBehindKeystone(testtools.TestCase):
@@ -249,6 +281,9 @@ class TestApiBehindKeystone(testtools.TestCase):
             '--max-bytes-sec', '500000000', '-f', 'json').stdout)
         self.assertEqual(('config', 2000.0), (declared['capacity_source'],
                                               declared['max_iops']))
+        self.assertEqual((0.95, True, 1900.0, 1),
+                         (declared['load'], declared['saturated'],
+                          declared['load_iops'], declared['load_caps']))
         self.assertEqual(
             'gold\n', self.alice('iothrottle', 'tier', 'list', '-f',
                                  'value', '-c', 'name').stdout)
@@ -277,3 +312,19 @@ class TestApiBehindKeystone(testtools.TestCase):
             'iothrottle', 'decision', 'list', '-f', 'json').stdout)
         self.assertEqual([UUID_A, UUID_B], [row['instance_uuid']
                                             for row in admin_view])
+
+        # Both servers check tokens with Keystone: uWSGI's (the catalog's)
+        # and the console script's.
+        token = self.cloud.admin('token', 'issue', '-f', 'value', '-c',
+                                 'id').stdout.strip()
+        for base in (self.cloud.api_url, self.cloud.console_url):
+            request = urllib.request.Request(
+                base + '/storage_domains', headers={'X-Auth-Token': token})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                listed = json.load(response)['storage_domains']
+            self.assertEqual([(DOMAIN, True)], [
+                (domain['key'], domain['saturated']) for domain in listed])
+            refused = self.assertRaises(
+                urllib.error.HTTPError, urllib.request.urlopen,
+                base + '/storage_domains', timeout=10)
+            self.assertEqual(401, refused.code)

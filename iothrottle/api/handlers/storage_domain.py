@@ -3,10 +3,21 @@
 A domain shows its capacity (declared by an operator, or learned from
 the peak throughput it sustained), the learned peak, and the disks the
 controller acted on there with their newest decision, those under a cap
-whose lease runs counted as ``caps_in_force``.  Admins declare a
-capacity (``PUT``) and forget a learned peak (``DELETE
-.../learned_peak``, what ``iothrottle-manage domain reset-capacity``
-does: both call :func:`iothrottle.db.api.reset_peak`).
+whose lease runs counted as ``caps_in_force``.
+
+Its load is the conductor's last stored round (``load_at``; all null
+until one): total ``load_iops`` and ``load_bytes_sec``, ``load`` the
+fraction of the capacity they took as the policy measures it,
+``saturated`` whether that was at or above the policy's border (1.0
+for a policy without one), ``load_disks`` and ``load_caps`` the disks
+and the caps in force the conductor counted.  The conductor stores it
+when it changed noticeably or every few minutes (see
+:func:`iothrottle.db.api.record_domain_load`), so ``load_at`` may lag
+a steady domain's last round by up to that heartbeat.
+
+Admins declare a capacity (``PUT``) and forget a learned peak
+(``DELETE .../learned_peak``, what ``iothrottle-manage domain
+reset-capacity`` does: both call :func:`iothrottle.db.api.reset_peak`).
 
 A key holds ``/`` and ``:`` (``rbd:ceph/volumes``); clients
 percent-encode it in the path.
@@ -63,6 +74,13 @@ def domain_dict(domain, latest=None, now=None):
         'peak_iops': domain.peak_iops,
         'peak_bytes_sec': domain.peak_bytes_sec,
         'updated_at': util.timestamp(domain.updated_at),
+        'load': domain.load_fraction,
+        'saturated': domain.saturated,
+        'load_iops': domain.load_iops,
+        'load_bytes_sec': domain.load_bytes_sec,
+        'load_disks': domain.load_disks,
+        'load_caps': domain.load_caps,
+        'load_at': util.timestamp(domain.load_at),
     }
     if latest is not None:
         disks = [_disk(record, now) for record in latest]

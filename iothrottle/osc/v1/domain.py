@@ -7,9 +7,10 @@ from osc_lib import exceptions
 from iothrottle.osc.v1 import common
 
 LIST_COLUMNS = ('key', 'max_iops', 'max_bytes_sec', 'capacity_source',
-                'peak_iops', 'peak_bytes_sec', 'caps_in_force',
-                'updated_at')
-SHOW_COLUMNS = LIST_COLUMNS + ('disks',)
+                'peak_iops', 'peak_bytes_sec', 'load', 'saturated',
+                'caps_in_force', 'updated_at')
+SHOW_COLUMNS = LIST_COLUMNS + ('load_iops', 'load_bytes_sec', 'load_disks',
+                               'load_caps', 'load_at', 'disks')
 DISK_KEYS = ('instance_uuid', 'device', 'state', 'cap_iops',
              'cap_bytes_sec', 'lease_expires_at')
 
@@ -37,7 +38,8 @@ class _DomainCommand(command.ShowOne):
 
 
 class ListDomain(command.Lister):
-    """List storage domains: capacity, learned peak, caps in force."""
+    """List storage domains: capacity, learned peak, last load and
+    saturation, caps in force."""
 
     def take_action(self, parsed_args):
         found = common.client(self).get('/storage_domains')

@@ -13,9 +13,10 @@ Personas of the YAML files (headers in each test's defaults):
 * member of another project: ``bob:proj-b``, ``member,reader``.
 
 Seeded (APIFixture): storage domain ``rbd:ceph/volumes`` with a declared
-capacity; instance ``$ENVIRON['UUID_A']`` of proj-a (tier gold) capped
-now, with a history naming its neighbour; ``$ENVIRON['UUID_B']`` of
-proj-b released; pool ``cinder-1@hdd#a`` with the WD1600JS profile.
+capacity and a saturated load (0.95 of it, 2 disks, 1 cap); instance
+``$ENVIRON['UUID_A']`` of proj-a (tier gold) capped now, with a history
+naming its neighbour; ``$ENVIRON['UUID_B']`` of proj-b released; pool
+``cinder-1@hdd#a`` with the WD1600JS profile.
 """
 
 import datetime
@@ -92,6 +93,9 @@ def seed(engine):
     api.create_tier(engine, model.Guarantee(min_iops=100, weight=4,
                                             tier='gold'))
     api.declare_capacity(engine, DOMAIN, 2000, 5e8)
+    api.record_domain_load(engine, DOMAIN, model.DomainLoad(
+        iops=1800, bytes_sec=2.5e7, load=0.95, saturated=True, disks=2,
+        caps=1), measured_at=now - datetime.timedelta(seconds=5))
     api.record_instances(engine, [
         api.InstanceRecord(UUID_A, 'proj-a', tier='gold'),
         api.InstanceRecord(UUID_B, 'proj-b')])

@@ -8,6 +8,7 @@ import testtools
 
 from iothrottle.conductor import core
 from iothrottle.conductor import guarantees
+from iothrottle.controller import guarantee as guarantee_mod
 from iothrottle.controller import model
 from iothrottle.controller import policy as policy_mod
 from iothrottle import extra_specs
@@ -167,6 +168,64 @@ class TestRound(testtools.TestCase):
         r = c.decide(0)
         self.assertEqual(['h1'], list(r.by_host))
         self.assertEqual(1, len(r.errors))
+
+
+class Releaser(Recorder):
+    """Releases the disk of u1, decides nothing on the others; a
+    saturation border of 0.5."""
+
+    def saturation_border(self):
+        return 0.5
+
+    def decide(self, view, state):
+        return policy_mod.Outcome(decisions=tuple(
+            model.Decision('u1', d.sample.device, model.RELEASE, 'test')
+            for d in view.disks if d.sample.instance_uuid == 'u1'),
+            state=state)
+
+
+class TestDomainLoad(testtools.TestCase):
+
+    def decide(self, policy, *samples, caps=None, declared=None):
+        c = make_core(policy, declared=declared)
+        c.add_report(report('h1', *samples, caps=caps), 0.0)
+        return c.decide(0.0)
+
+    def test_totals_load_and_caps_after_the_round(self):
+        r = self.decide(Releaser(), sample('u1', 'store', 20.0),
+                        sample('u2', 'store', 20.0),
+                        sample('u3', 'store', 10.0),
+                        caps={'u1/vda': model.Cap(30.0, 0.0),
+                              'u2/vda': model.Cap(30.0, 0.0)})
+        # u1's cap is released, u2 keeps the one its agent holds.
+        self.assertEqual({'store': model.DomainLoad(
+            iops=50.0, bytes_sec=50 * 65536.0, load=0.5, saturated=True,
+            disks=3, caps=1)}, r.loads)
+
+    def test_below_the_border_and_caps_set_this_round(self):
+        # Recorder caps every disk; it has no border: saturated at 1.0.
+        r = self.decide(Recorder(), sample('u1', 'a', 99.0),
+                        sample('u2', 'b', 100.0))
+        self.assertEqual((0.99, False, 1), (r.loads['a'].load,
+                                            r.loads['a'].saturated,
+                                            r.loads['a'].caps))
+        self.assertEqual((1.0, True), (r.loads['b'].load,
+                                       r.loads['b'].saturated))
+
+    def test_against_the_capacity_the_policy_used(self):
+        r = self.decide(Releaser(), sample('u2', 'store', 20.0),
+                        declared={'store': model.Capacity(40.0, 1e9)})
+        self.assertEqual(0.5, r.loads['store'].load)
+
+    def test_guarantee_policy_measures_and_borders_its_own_way(self):
+        # Its linear cost model adds the axes, against border_fraction.
+        policy = guarantee_mod.GuaranteePolicy(
+            guarantee_mod.GuaranteeTunables(border_fraction=0.8))
+        capacity = model.Capacity(100.0, 65536.0 * 100)
+        r = self.decide(policy, sample('u2', 'store', 40.0),
+                        declared={'store': capacity})
+        self.assertEqual((0.8, True), (r.loads['store'].load,
+                                       r.loads['store'].saturated))
 
 
 class TestHostileReports(testtools.TestCase):

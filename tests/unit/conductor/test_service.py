@@ -152,6 +152,12 @@ class TestOverFakeTransport(testtools.TestCase):
                          (record.storage_domain, record.action,
                           record.reason, record.policy))
         self.assertGreater(conductor.rounds, 0)
+        wait_for(lambda: db_api.get_storage_domain(engine,
+                                                   'store').load_at,
+                 'a stored load')
+        domain = db_api.get_storage_domain(engine, 'store')
+        self.assertGreater(domain.load_iops, 0)
+        self.assertGreaterEqual(domain.load_disks, 1)
 
     def test_unreachable_database_does_not_stop_decisions(self):
         engine = db_api.create_engine(
@@ -335,6 +341,25 @@ class TestLockAndStop(testtools.TestCase):
         loop.join(DEADLINE_S)
         self.assertEqual(['h1'], list(rounds[0].hosts))
         self.assertEqual(['h2'], list(the_core.take()))
+
+    def test_a_load_is_written_only_when_it_changed(self):
+        tmp = self.useFixture(fixtures.TempDir())
+        engine = db_api.create_engine('sqlite:///%s'
+                                      % tmp.join('iothrottle.sqlite'))
+        migration.upgrade(engine)
+        conductor = service.Conductor(test_core.make_core(), None,
+                                      service.Store(engine), 'x')
+        for iops, fraction in ((10.0, 0.10), (50.0, 0.50), (50.5, 0.505)):
+            conductor.publish(core.Round(
+                now_s=0.0, hosts=(), by_host={}, by_domain={}, peaks={},
+                errors=(), loads={'store': model.DomainLoad(
+                    iops=iops, bytes_sec=0.0, load=fraction,
+                    saturated=False, disks=1, caps=0)}))
+        conductor.stop()
+        domain = db_api.get_storage_domain(engine, 'store')
+        # The second round changed the load; the third did not.
+        self.assertEqual((50.0, 0.5), (domain.load_iops,
+                                       domain.load_fraction))
 
     def test_stop_keeps_the_queued_writes(self):
         store = BlockedStore()

@@ -214,6 +214,75 @@ class TestStorageDomains(DatabaseTestCase):
         self.assertEqual(model.Capacity(200, 100e6), domain.capacity())
 
 
+def load(fraction=0.5, saturated=False, disks=2, caps=0, iops=50.0):
+    return model.DomainLoad(iops=iops, bytes_sec=iops * 65536,
+                            load=fraction, saturated=saturated, disks=disks,
+                            caps=caps)
+
+
+class TestDomainLoad(DatabaseTestCase):
+
+    KEY = 'rbd:ceph/volumes'
+
+    def record(self, value, seconds):
+        return api.record_domain_load(
+            self.engine, self.KEY, value,
+            measured_at=T0 + datetime.timedelta(seconds=seconds))
+
+    def test_unknown_until_recorded_then_shown(self):
+        api.declare_capacity(self.engine, self.KEY, 100, 1e9)
+        before = api.get_storage_domain(self.engine, self.KEY)
+        self.assertEqual((None, None, None), (before.load_fraction,
+                                              before.saturated,
+                                              before.load_at))
+        self.assertTrue(self.record(load(0.95, True, caps=1, iops=90), 0))
+        domain = api.get_storage_domain(self.engine, self.KEY)
+        self.assertEqual((90.0, 90 * 65536.0, 0.95, True, 2, 1, T0),
+                         (domain.load_iops, domain.load_bytes_sec,
+                          domain.load_fraction, domain.saturated,
+                          domain.load_disks, domain.load_caps,
+                          domain.load_at))
+        # The capacity's time is not the load's.
+        self.assertEqual(before.updated_at, domain.updated_at)
+        self.assertEqual(model.Capacity(100, 1e9), domain.capacity())
+
+    def test_unknown_domain_is_created_without_capacity(self):
+        self.assertTrue(self.record(load(), 0))
+        domain = api.get_storage_domain(self.engine, self.KEY)
+        self.assertEqual(models.CAPACITY_LEARNED, domain.capacity_source)
+        self.assertIsNone(domain.capacity())
+        self.assertEqual(0.5, domain.load_fraction)
+
+    def test_stored_only_when_changed_or_at_the_heartbeat(self):
+        self.assertTrue(self.record(load(0.50), 0))
+        # Within one percentage point of the capacity: not stored.
+        self.assertFalse(self.record(load(0.509, iops=51), 5))
+        self.assertEqual(T0, api.get_storage_domain(
+            self.engine, self.KEY).load_at)
+        self.assertTrue(self.record(load(0.52), 10))
+        self.assertTrue(self.record(load(0.52, saturated=True), 15))
+        self.assertTrue(self.record(load(0.52, True, caps=1), 20))
+        self.assertTrue(self.record(load(0.52, True, disks=3, caps=1), 25))
+        self.assertFalse(self.record(load(0.52, True, disks=3, caps=1),
+                                     25 + api.HEARTBEAT_S - 1))
+        self.assertTrue(self.record(load(0.52, True, disks=3, caps=1),
+                                    25 + api.HEARTBEAT_S))
+        domain = api.get_storage_domain(self.engine, self.KEY)
+        self.assertEqual(
+            T0 + datetime.timedelta(seconds=25 + api.HEARTBEAT_S),
+            domain.load_at)
+
+    def test_bad_values_name_the_field(self):
+        for value, field in ((load(float('nan')), 'load '),
+                             (load(iops=-1), 'iops '),
+                             (load(disks=-1), 'disks '),
+                             (load(caps=1.5), 'caps ')):
+            exc = self.assertRaises(ValueError, api.record_domain_load,
+                                    self.engine, self.KEY, value)
+            self.assertTrue(str(exc).startswith(field), exc)
+        self.assertEqual([], api.storage_domains(self.engine))
+
+
 class TestDecisions(DatabaseTestCase):
 
     KEY = 'rbd:ceph/volumes'

@@ -41,10 +41,10 @@ class ManageTestCase(testtools.TestCase):
 class TestManage(ManageTestCase):
 
     def test_sync_version_and_tiers(self):
-        self.assertEqual((0, 'database at revision 0004\n', ''),
+        self.assertEqual((0, 'database at revision 0005\n', ''),
                          self.run_manage('db', 'sync'))
         self.assertTrue(os.path.isdir(self.db_dir))
-        self.assertEqual((0, '0004 (newest)\n', ''),
+        self.assertEqual((0, '0005 (newest)\n', ''),
                          self.run_manage('db', 'version'))
         self.assertEqual((0, 'tier gold created\n', ''), self.run_manage(
             'tier', 'create', 'gold', '--min-iops', '100',
@@ -95,10 +95,10 @@ class TestManage(ManageTestCase):
                          'tier', 'list')
         os.makedirs(self.db_dir)
         self.assertEqual(
-            (0, "none (not synced; newest is 0004: run 'iothrottle-manage "
+            (0, "none (not synced; newest is 0005: run 'iothrottle-manage "
                 "db sync')\n", ''),
             self.run_manage('db', 'version'))
-        self.assertFails("database schema at revision None, expected 0004: "
+        self.assertFails("database schema at revision None, expected 0005: "
                          "run 'iothrottle-manage db sync'", 'tier', 'list')
 
     def test_unusable_connection(self):
@@ -214,20 +214,31 @@ class TestDomains(ManageTestCase):
     def test_list_show_reset(self):
         api.declare_capacity(self.engine, 'nbd:a', 200, 100e6)
         api.learn_peak(self.engine, self.KEY, iops=1e12, bytes_sec=60e6)
+        api.record_domain_load(self.engine, self.KEY, model.DomainLoad(
+            iops=1800, bytes_sec=2.5e7, load=0.456, saturated=False,
+            disks=3, caps=1), measured_at=datetime.datetime(2026, 12, 3))
         code, out, err = self.run_manage('domain', 'list')
         self.assertEqual((0, ''), (code, err))
         lines = out.splitlines()
         self.assertEqual(['key', 'max_iops', 'max_bytes_sec', 'source',
-                          'peak_iops', 'peak_bytes_sec', 'updated'],
+                          'peak_iops', 'peak_bytes_sec', 'updated', 'load',
+                          'saturated', 'load_iops', 'load_bytes_sec',
+                          'disks', 'caps', 'load_at'],
                          lines[0].split())
         self.assertEqual(['nbd:a', '200', '100000000', 'config', '0', '0'],
                          lines[1].split()[:6])
+        # A load no round has stored yet.
+        self.assertEqual(['-'] * 7, lines[1].split()[9:])
         self.assertEqual([self.KEY, '1000000000000', '60000000', 'learned',
                           '1000000000000', '60000000'],
                          lines[2].split()[:6])
+        self.assertEqual(['0.46', 'no', '1800', '25000000', '3', '1',
+                          '2026-12-03', '00:00:00', 'UTC'],
+                         lines[2].split()[9:])
         code, out, err = self.run_manage('domain', 'show', self.KEY)
         self.assertEqual((0, ''), (code, err))
         self.assertIn('peak_iops:       1000000000000', out.splitlines())
+        self.assertIn('saturated:       no', out.splitlines())
         code, out, err = self.run_manage('domain', 'reset-capacity',
                                          self.KEY)
         self.assertEqual((0, ''), (code, err))

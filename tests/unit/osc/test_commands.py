@@ -171,10 +171,15 @@ class TestDomainCommands(CommandTestCase):
 
     def test_list_show_set(self):
         listed = self.json_of(domain.ListDomain)
-        self.assertEqual([('rbd:ceph/volumes', 1)],
-                         [(row['key'], row['caps_in_force'])
+        self.assertEqual([('rbd:ceph/volumes', 1, 0.95, True)],
+                         [(row['key'], row['caps_in_force'], row['load'],
+                           row['saturated'])
                           for row in listed])
         shown = self.json_of(domain.ShowDomain, 'rbd:ceph/volumes')
+        self.assertEqual((1800.0, 2, 1), (shown['load_iops'],
+                                          shown['load_disks'],
+                                          shown['load_caps']))
+        self.assertTrue(shown['load_at'].endswith('Z'), shown['load_at'])
         self.assertEqual({api_fixtures.UUID_A: 'capped',
                           api_fixtures.UUID_B: 'released'},
                          {disk['instance_uuid']: disk['state']
