@@ -25,7 +25,6 @@ import time
 import uuid as uuidlib
 
 import libvirt
-import yaml
 
 from iothrottle.bench import faults
 from iothrottle.bench import runner
@@ -120,22 +119,10 @@ class Trial:
     # -- the control plane --------------------------------------------
 
     def write_confs(self):
-        plan, tb, capacity = self.plan, self.tb, self.bench.capacity
-        tiers_path = os.path.join(self.workdir, 'tiers.yaml')
-        with open(tiers_path, 'w') as f:
-            yaml.safe_dump({'tiers': {}, 'flavors': {
-                vm.flavor: {'min_bytes_sec': vm.guarantee_kb_s * 1024}
-                for vm in plan.vms}}, f)
-        common = ('debug = true\n\n[compute]\nlibvirt_uri = %s\n\n'
-                  '[controller]\npolicy = guarantee\ninterval_s = %s\n'
-                  'lease_s = %s\n\n[database]\nconnection = %s\n' % (
-                      tb.uri, plan.interval_s, plan.lease_s,
-                      services_mod.mariadb_url(self.database)))
-        conductor = self.services.write_conf('conductor', common + (
-            '\n[conductor]\nguarantees = file\ntiers_file = %s\n\n'
-            '[storage]\ndomain_capacity = %s:%.1f/%.0f\n' % (
-                tiers_path, tb.store.domain_key, capacity.max_iops,
-                capacity.max_bytes_sec)))
+        plan = self.plan
+        conductor, common = self.services.write_control_plane(
+            plan, self.tb, self.bench.capacity,
+            services_mod.mariadb_url(self.database), extra='debug = true\n')
         agent = self.services.write_conf(HOST, common + (
             '\n[agent]\nhost = %s\nowned_domains = %s\n\n'
             '[balloon]\nenabled = true\npolicy = none\ninterval_s = %s\n'

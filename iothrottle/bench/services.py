@@ -182,6 +182,31 @@ class Services:
             f.write('[DEFAULT]\ntransport_url = %s\n%s' % (RABBIT_URL, body))
         return path
 
+    def write_control_plane(self, plan, tb, capacity, database_url,
+                            extra=''):
+        """The conductor's config for a seed-000-like ``plan`` on
+        testbed ``tb`` (``guarantee`` policy, the plan's floors in a
+        tiers file, ``capacity`` declared for the store's domain) and the
+        text every service shares (``extra`` appended to ``[DEFAULT]``);
+        returns ``(conductor config path, shared text)``."""
+        import yaml
+        tiers_path = os.path.join(self.workdir, 'tiers.yaml')
+        with open(tiers_path, 'w') as f:
+            yaml.safe_dump({'tiers': {}, 'flavors': {
+                vm.flavor: {'min_bytes_sec': vm.guarantee_kb_s * 1024}
+                for vm in plan.vms}}, f)
+        common = ('%s\n[compute]\nlibvirt_uri = %s\n\n[controller]\n'
+                  'policy = guarantee\ninterval_s = %s\nlease_s = %s\n\n'
+                  '[database]\nconnection = %s\n' % (
+                      extra, tb.uri, plan.interval_s, plan.lease_s,
+                      database_url))
+        conductor = self.write_conf('conductor', common + (
+            '\n[conductor]\nguarantees = file\ntiers_file = %s\n\n'
+            '[storage]\ndomain_capacity = %s:%.1f/%.0f\n' % (
+                tiers_path, tb.store.domain_key, capacity.max_iops,
+                capacity.max_bytes_sec)))
+        return conductor, common
+
     def add(self, name, module, conf_path, queue):
         service = Service(name, module, conf_path,
                           os.path.join(self.workdir, '%s.log' % name), queue)

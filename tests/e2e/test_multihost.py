@@ -10,14 +10,12 @@ read-only collector on the tick grid, and each disk's live
 testbed before any service runs.
 """
 
-import os
 import subprocess
 import sys
 import tempfile
 
 import libvirt
 import testtools
-import yaml
 
 from iothrottle.bench import demo
 from iothrottle.bench import report
@@ -52,20 +50,8 @@ class TestMultiHost(testtools.TestCase):
         self.addCleanup(self.services.close)
 
     def start_services(self, plan, tb, capacity):
-        tiers_path = os.path.join(self.workdir, 'tiers.yaml')
-        with open(tiers_path, 'w') as f:
-            yaml.safe_dump({'tiers': {}, 'flavors': {
-                vm.flavor: {'min_bytes_sec': vm.guarantee_kb_s * 1024}
-                for vm in plan.vms}}, f)
-        common = ('[compute]\nlibvirt_uri = %s\n\n[controller]\n'
-                  'policy = guarantee\ninterval_s = %s\nlease_s = %s\n\n'
-                  '[database]\nconnection = sqlite:///%s/db.sqlite\n' % (
-                      tb.uri, plan.interval_s, plan.lease_s, self.workdir))
-        conductor_conf = self.services.write_conf('conductor', common + (
-            '\n[conductor]\nguarantees = file\ntiers_file = %s\n\n'
-            '[storage]\ndomain_capacity = %s:%.1f/%.0f\n' % (
-                tiers_path, tb.store.domain_key, capacity.max_iops,
-                capacity.max_bytes_sec)))
+        conductor_conf, common = self.services.write_control_plane(
+            plan, tb, capacity, 'sqlite:///%s/db.sqlite' % self.workdir)
         self.services.manage(conductor_conf, 'db', 'sync')
         self.services.conductor(conductor_conf)
         for host, vms in HOSTS.items():
