@@ -62,9 +62,9 @@ from iothrottle.bench import seed000
 CAP_POLL_S = 0.2
 # Intervals after the fault clears within which every floor must be met.
 DEFENDED_INTERVALS = 3
-# Seconds a restarted agent waits before it starts, as systemd's
-# Restart=on-failure with RestartSec=2 would (the units in etc/systemd).
-AGENT_RESTART_S = 2.0
+# Seconds a killed agent stays down before it starts again: the
+# RestartSec of its systemd unit (etc/systemd/iothrottle-compute.service).
+AGENT_RESTART_S = 5.0
 # How long a disturbance that does not cut the decision path holds, in
 # intervals: long enough for several decisions to be made under it.
 DISTURB_INTERVALS = 5

@@ -1,5 +1,8 @@
 """The fault matrix's measurements (pure): stale caps, defence, losses."""
 
+import configparser
+import os
+
 import testtools
 
 from iothrottle.bench import faults
@@ -134,3 +137,11 @@ class TestLogsAndTable(testtools.TestCase):
 
     def test_every_short_fault_is_in_the_catalogue(self):
         self.assertTrue(set(faults.SHORT) <= set(faults.BY_NAME))
+
+    def test_a_killed_agent_stays_down_as_long_as_its_unit_says(self):
+        unit = configparser.ConfigParser(strict=False)
+        unit.read(os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                               'etc', 'systemd',
+                               'iothrottle-compute.service'))
+        self.assertEqual(faults.AGENT_RESTART_S,
+                         float(unit['Service']['RestartSec']))
