@@ -13,7 +13,6 @@ and filter count on each pool) in step with Cinder, without
   a conductor that was down), and gives each volume type's guarantee.
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from iothrottle.conf import groups
@@ -80,12 +79,8 @@ OPTS = [
 
 
 def register_opts(conf):
-    groups.register(conf, GROUP, OPTS)
-    conf.register_opts(groups.session_opts('Cinder', DEFAULT_TIMEOUT_S),
-                       group=GROUP.name)
-    ks_loading.register_auth_conf_options(conf, GROUP.name)
+    groups.register_client(conf, GROUP, OPTS, 'Cinder', DEFAULT_TIMEOUT_S)
 
 
 def list_opts():
-    return [(GROUP, OPTS + groups.session_opts('Cinder', DEFAULT_TIMEOUT_S)
-             + ks_loading.get_auth_common_conf_options())]
+    return groups.list_client(GROUP, OPTS, 'Cinder', DEFAULT_TIMEOUT_S)

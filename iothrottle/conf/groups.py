@@ -30,3 +30,21 @@ def session_opts(service, timeout_s):
             opt.help = ('Seconds a request to %s may take (default %g).'
                         % (service, timeout_s))
     return opts
+
+
+def register_client(conf, group, opts, service, timeout_s):
+    """Register ``opts`` and a keystoneauth1 client of ``service`` (its
+    session options, ``timeout_s`` by default, and its auth plugin
+    options) in ``group``."""
+    from keystoneauth1 import loading as ks_loading
+    register(conf, group, opts)
+    conf.register_opts(session_opts(service, timeout_s), group=group.name)
+    ks_loading.register_auth_conf_options(conf, group.name)
+
+
+def list_client(group, opts, service, timeout_s):
+    """The ``list_opts()`` entry of a group made by
+    :func:`register_client`."""
+    from keystoneauth1 import loading as ks_loading
+    return [(group, opts + session_opts(service, timeout_s)
+             + ks_loading.get_auth_common_conf_options())]

@@ -7,7 +7,6 @@ keystoneauth1's loading helpers.  The session's ``timeout`` defaults to
 ever), so a hung Nova delays the placements' refresh, never more.
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from iothrottle.conf import groups
@@ -51,12 +50,8 @@ OPTS = [
 
 
 def register_opts(conf):
-    groups.register(conf, GROUP, OPTS)
-    conf.register_opts(groups.session_opts('Nova', DEFAULT_TIMEOUT_S),
-                       group=GROUP.name)
-    ks_loading.register_auth_conf_options(conf, GROUP.name)
+    groups.register_client(conf, GROUP, OPTS, 'Nova', DEFAULT_TIMEOUT_S)
 
 
 def list_opts():
-    return [(GROUP, OPTS + groups.session_opts('Nova', DEFAULT_TIMEOUT_S)
-             + ks_loading.get_auth_common_conf_options())]
+    return groups.list_client(GROUP, OPTS, 'Nova', DEFAULT_TIMEOUT_S)
