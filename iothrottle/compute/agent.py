@@ -228,7 +228,7 @@ class Agent:
     def _cap(self, decision, guarantee, now_s):
         if decision.cap is None:
             raise ValueError('cap decision without a cap')
-        if not decision.cap.iops and not decision.cap.bytes_sec:
+        if not decision.cap.limits:
             # libvirt reads 0 as "no limit": such a "cap" would lift one.
             raise ValueError('cap of 0 IOPS and 0 B/s refused: 0 means '
                              'unlimited to libvirt')

@@ -351,9 +351,11 @@ class Core:
                                 bytes_sec)
         border = self.policy.saturation_border()
         capped = {sample.disk_id for sample in samples
-                  if _limits(caps.get(sample.disk_id))}
+                  if caps.get(sample.disk_id) is not None
+                  and caps[sample.disk_id].limits}
         for decision in decisions:
-            if decision.action == model.CAP and _limits(decision.cap):
+            if decision.action == model.CAP and decision.cap is not None \
+                    and decision.cap.limits:
                 capped.add(decision.disk_id)
             else:
                 capped.discard(decision.disk_id)
@@ -395,9 +397,3 @@ class Core:
             errors.append('guarantee of %s (flavor %r): %s'
                           % (sample.instance_uuid, sample.flavor, exc))
         return model.NO_GUARANTEE
-
-
-def _limits(cap):
-    """Whether ``cap`` (a model.Cap or None) limits an axis (libvirt's 0
-    is "unlimited")."""
-    return cap is not None and (cap.iops > 0 or cap.bytes_sec > 0)

@@ -34,8 +34,8 @@ def decide(policy, state, storage_domain, capacity_of, disks, now_s):
     that raises costs this domain its interval, nothing else."""
     guarantees, inputs = {}, []
     for sample, guarantee, cap in disks:
-        if cap is not None and cap.iops <= 0 and cap.bytes_sec <= 0:
-            cap = None     # limits nothing: libvirt's 0 is "unlimited"
+        if cap is not None and not cap.limits:
+            cap = None
         guarantees[sample.disk_id] = guarantee
         inputs.append(model.DiskInput(sample=sample, guarantee=guarantee,
                                       cap=cap))

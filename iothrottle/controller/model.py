@@ -92,6 +92,12 @@ class Cap:
         _check_rate('cap', 'iops', self.iops)
         _check_rate('cap', 'bytes_sec', self.bytes_sec)
 
+    @property
+    def limits(self):
+        """Whether it limits either axis: ``Cap(0, 0)`` is libvirt's
+        "unlimited", a cap in name only."""
+        return self.iops > 0 or self.bytes_sec > 0
+
 
 @dataclasses.dataclass(frozen=True)
 class MinimumCap:
