@@ -42,6 +42,26 @@ TAKEOVER_INTERVALS = 1.5
 FORGET_INTERVALS = 120
 
 
+class WarnEvery:
+    """One warning per key every ``period_s`` (a flood must not become
+    a log flood).  Keys past their quiet period are forgotten, so the
+    table holds at most the keys of the last ``period_s``, whatever names
+    the reports make up.  Pure: the caller says what time it is."""
+
+    def __init__(self, period_s):
+        self.period_s = period_s
+        self.last_s = {}    # key -> time of its last warning
+
+    def due(self, key, now_s):
+        """Whether ``key`` may warn at ``now_s`` (recorded if so)."""
+        if key in self.last_s and now_s - self.last_s[key] < self.period_s:
+            return False
+        self.last_s = {k: t for k, t in self.last_s.items()
+                       if now_s - t < self.period_s}
+        self.last_s[key] = now_s
+        return True
+
+
 def parse_aliases(entries):
     """``{reported key: domain}`` from ``"<key>=<domain>"`` entries.
 
@@ -175,7 +195,7 @@ class Core:
         self.guarantees = guarantees
         self.instances = instances
         self._placements = {}   # disk_id -> Placement, this round
-        self._warned_at = {}    # (host, uuid) -> last warning, now_s
+        self._warnings = WarnEvery(WARN_EVERY_S)   # key (host, uuid)
         self.capacities = capacities
         self.domain_map = domain_map or DomainMap()
         self.interval_s = interval_s
@@ -374,12 +394,7 @@ class Core:
         if placement is not None and placement.host == host:
             self._placements[sample.disk_id] = placement
             return True
-        key = (host, sample.instance_uuid)
-        if (key not in self._warned_at
-                or now_s - self._warned_at[key] >= WARN_EVERY_S):
-            self._warned_at = {k: t for k, t in self._warned_at.items()
-                               if now_s - t < WARN_EVERY_S}
-            self._warned_at[key] = now_s
+        if self._warnings.due((host, sample.instance_uuid), now_s):
             errors.append(
                 '%s reported by %s ignored: Nova places instance %s on %s'
                 % (sample.disk_id, host, sample.instance_uuid,

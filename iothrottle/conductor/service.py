@@ -16,6 +16,7 @@ import time
 
 from oslo_log import log as logging
 
+from iothrottle.conductor import core as core_mod
 from iothrottle.db import api as db_api
 from iothrottle.db import models as db_models
 from iothrottle.rpc import wire
@@ -138,7 +139,7 @@ class Conductor:
         self.dropped_reports = 0
         self._cond = threading.Condition()
         self._stopping = False
-        self._warned_at = {}
+        self._warnings = core_mod.WarnEvery(WARN_EVERY_S)
         self._capacities_read_s = clock()
         # Database writes happen on one thread of their own, so a hung
         # database never holds the decision loop (issue 9 item 11).
@@ -171,14 +172,7 @@ class Conductor:
         """Count a dropped report or sample; log at most one line per
         ``key`` every WARN_EVERY_S."""
         self.dropped_reports += 1
-        now = self.clock()
-        if now - self._warned_at.get(key, -WARN_EVERY_S) >= WARN_EVERY_S:
-            # Keys past their quiet period are forgotten: the table holds
-            # at most the keys of the last WARN_EVERY_S, whatever host
-            # names the reports make up.
-            self._warned_at = {k: t for k, t in self._warned_at.items()
-                               if now - t < WARN_EVERY_S}
-            self._warned_at[key] = now
+        if self._warnings.due(key, self.clock()):
             LOG.warning('%s', message)
 
     # -- Cinder pools -------------------------------------------------
@@ -279,10 +273,7 @@ class Conductor:
             return self._writer.submit(func, *args)
         except futurist.RejectedSubmission:
             self.dropped_writes += 1
-            now = self.clock()
-            if now - self._warned_at.get('db', -WARN_EVERY_S) >= \
-                    WARN_EVERY_S:
-                self._warned_at['db'] = now
+            if self._warnings.due('db', self.clock()):
                 LOG.warning('database writes are %d rounds behind; %d '
                             'write(s) dropped so far', MAX_PENDING_WRITES,
                             self.dropped_writes)

@@ -263,7 +263,7 @@ class TestStaleAndSlow(testtools.TestCase):
         for i in range(50):
             now[0] = i * 600.0
             conductor._drop('host-%d' % i, 'bad report')
-        self.assertEqual(['host-49'], list(conductor._warned_at))
+        self.assertEqual(['host-49'], list(conductor._warnings.last_s))
         self.assertEqual(50, conductor.dropped_reports)
 
     def test_stale_decision_is_dropped_by_the_agent(self):
