@@ -33,6 +33,7 @@ import time
 LOG = logging.getLogger(__name__)
 
 URI = 'qemu:///system'
+LIBVIRTD = '/usr/sbin/libvirtd'
 
 #: Debian packages the testbed needs on the host.
 PACKAGES = (
@@ -212,7 +213,7 @@ exec %s
 
 
 def _start_libvirtd(hide_kvm):
-    argv = ['/usr/sbin/libvirtd', '-d']
+    argv = [LIBVIRTD, '-d']
     if hide_kvm:
         LOG.info('starting libvirtd with /dev/kvm hidden (KVM not usable)')
         _run(['unshare', '--mount', '--propagation', 'slave', 'sh', '-c',
@@ -274,7 +275,7 @@ def _ensure_libvirt(timeout, install):
         LOG.info('starting virtlogd')
         _run(['/usr/sbin/virtlogd', '-d'], timeout=60)
 
-    pids = _pids_of('/usr/sbin/libvirtd')
+    pids = libvirtd_pids()
     if pids and any(_sees_kvm(p) for p in pids) and hide_kvm():
         conn = _connect_deadline(URI, deadline)
         try:
@@ -287,12 +288,7 @@ def _ensure_libvirt(timeout, install):
                         'will re-probe QEMU (slow)', busy)
         else:
             LOG.info('restarting libvirtd to hide the unusable /dev/kvm')
-            for pid in pids:
-                os.kill(pid, signal.SIGTERM)
-            for pid in pids:
-                if not _wait_gone(pid, time.monotonic() + 30):
-                    os.kill(pid, signal.SIGKILL)
-                    _wait_gone(pid, time.monotonic() + 5)
+            _stop(pids)
             pids = []
     if not pids:
         # A libvirtd killed hard leaves its pid file locked by nobody;
@@ -306,26 +302,33 @@ def _ensure_libvirt(timeout, install):
     return URI
 
 
+def _stop(pids):
+    """SIGTERM ``pids``; SIGKILL any still running 30 s later."""
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    for pid in pids:
+        if not _wait_gone(pid, time.monotonic() + 30):
+            os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid, time.monotonic() + 5)
+
+
 def restart_libvirtd(timeout=120.0):
     """Stop libvirtd (SIGTERM, as an upgrade's restart does) and start
     it again; the guests' QEMU processes keep running.  Returns the URI
     once it answers."""
     with _ensure_lock:
-        for pid in _pids_of('/usr/sbin/libvirtd'):
-            os.kill(pid, signal.SIGTERM)
-            if not _wait_gone(pid, time.monotonic() + 30):
-                os.kill(pid, signal.SIGKILL)
-                _wait_gone(pid, time.monotonic() + 5)
+        _stop(libvirtd_pids())
         return _ensure_libvirt(timeout, install=False)
 
 
 def libvirtd_pids():
-    return _pids_of('/usr/sbin/libvirtd')
+    """The pids of the running libvirtd processes."""
+    return _pids_of(LIBVIRTD)
 
 
 def libvirtd_status():
     """A dict describing the libvirtd set-up (for ``status`` and docs)."""
-    pids = _pids_of('/usr/sbin/libvirtd')
+    pids = libvirtd_pids()
     return {
         'libvirtd_pids': pids,
         'virtlogd_pids': _pids_of('/usr/sbin/virtlogd'),
