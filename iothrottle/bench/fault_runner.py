@@ -16,9 +16,9 @@ the seed-000 bench measures) and the live caps every
 :data:`~faults.CAP_POLL_S`.
 """
 
+import dataclasses
 import os
 import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -87,10 +87,8 @@ def faults_plan():
     (the ramp is not what is measured here)."""
     from iothrottle.bench import seed000
     plan = seed000.default_plan(short=True)
-    vms = tuple(vm if vm.rate_kb_s else seed000.VmPlan(
-        vm.name, vm.flavor, vm.max_procs, vm.max_procs, vm.rate_kb_s,
-        vm.guarantee_kb_s) for vm in plan.vms)
-    return seed000.Plan(vms=vms, ramp_s=plan.ramp_s, tail_s=plan.tail_s)
+    return dataclasses.replace(plan, vms=tuple(
+        dataclasses.replace(vm, procs=vm.max_procs) for vm in plan.vms))
 
 
 class Trial:
@@ -130,21 +128,12 @@ class Trial:
         return conductor, agent
 
     def start_control_plane(self):
-        with services_mod.mariadb_connect() as connection:
-            with connection.cursor() as cursor:
-                cursor.execute('CREATE DATABASE `%s` CHARACTER SET utf8mb4'
-                               % self.database)
+        services_mod.create_database(self.database)
         conductor, agent = self.write_confs()
         self.services.manage(conductor, 'db', 'sync')
         self.services.conductor(conductor)
         self.services.agent(HOST, agent)
         self.services.start()
-
-    def drop_database(self):
-        with services_mod.mariadb_connect() as connection:
-            with connection.cursor() as cursor:
-                cursor.execute('DROP DATABASE IF EXISTS `%s`'
-                               % self.database)
 
     # -- observation --------------------------------------------------
 
@@ -202,18 +191,6 @@ class Trial:
                 return True
         return False
 
-    # -- loads ----------------------------------------------------------
-
-    def start_load(self, vm):
-        plan = self.plan
-        self.tb.start_load(vm.name, testbed.Load(
-            procs=vm.procs, max_procs=vm.max_procs, block_kb=plan.block_kb,
-            rw='randwrite', rate_kb_s=vm.rate_kb_s or None))
-
-    def start_loads(self):
-        for vm in self.plan.vms:
-            self.start_load(vm)
-
     # -- the trial ------------------------------------------------------
 
     def run(self):
@@ -224,7 +201,7 @@ class Trial:
         observers, deaths = [], []
         try:
             observers = self.start_observers()
-            self.start_loads()
+            self.bench.run_.start_loads(self.tb)
             burster = self.plan.vms[0].name
             settled = self.wait_intervals(
                 WARM_INTERVALS, until=lambda i: self.capped(burster)
@@ -243,7 +220,7 @@ class Trial:
                 conn.close()
             self.stop_loads()
             codes = self.stop_control_plane()
-            self.drop_database()
+            services_mod.drop_database(self.database)
         deaths += ['%s (exit %d at stop)' % (name, code)
                    for name, code in sorted(codes.items()) if code != 0]
         cast, received = faults.count_decisions(
@@ -292,16 +269,11 @@ class Trial:
     def stop_control_plane(self):
         """Conductor first, then the agent once its queue is drained
         (decisions in flight are delivered, not counted lost)."""
-        conductor = self.services.services['conductor']
-        codes = {}
-        if conductor.alive():
-            conductor.proc.send_signal(signal.SIGTERM)
-            codes['conductor'] = conductor.proc.wait(
-                timeout=services_mod.STOP_S)
-        queue = 'iothrottle-compute.%s' % HOST
+        codes = self.services.stop('conductor')
+        queue = self.services.services[HOST].queue
         deadline = time.monotonic() + DRAIN_S
         while time.monotonic() < deadline and \
-                _queue_depth(queue) not in (0, None):
+                services_mod.queue_counts('messages').get(queue, 0):
             self.stop.wait(0.1)
         codes.update(self.services.stop())
         self.services.close()
@@ -328,9 +300,7 @@ class Trial:
                               services_mod.RABBIT_START_S, 'RabbitMQ')
             self.services.wait_ready()
         elif name == 'mariadb-stop':
-            subprocess.run(['start-stop-daemon', '--stop', '--retry', '30',
-                            '--exec', services_mod.MARIADBD], check=False,
-                           stdout=subprocess.DEVNULL)
+            services_mod.stop_mariadb()
             pause.wait(max(0.0, hold_s - (self.now_s() - fault_s)))
             services_mod.ensure_mariadb()
         elif name == 'libvirtd-restart':
@@ -339,7 +309,7 @@ class Trial:
         elif name == 'guest-restart':
             burster = self.plan.vms[0]
             self.tb.restart(burster.name)
-            self.start_load(burster)
+            self.tb.start_load(burster.name, self.bench.run_.load(burster))
         elif name == 'guest-agent-slow':
             neighbour = self.plan.vms[1].name
             self.guest_sh(neighbour, 'kill -STOP $(pidof qemu-ga)')
@@ -376,13 +346,3 @@ def _changes(cap_polls):
         if caps != last:
             yield t_s, caps
             last = caps
-
-
-def _queue_depth(queue):
-    """Messages waiting in ``queue`` (None if RabbitMQ does not say)."""
-    for line in services_mod.rabbitmqctl('list_queues', 'name',
-                                         'messages').splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == queue and parts[1].isdigit():
-            return int(parts[1])
-    return None

@@ -175,14 +175,18 @@ class Seed000Run:
         self._drain(agent)
         return intervals
 
+    def load(self, vm):
+        """The testbed Load of ``vm`` (a VmPlan) in this plan."""
+        plan = self.plan
+        return testbed.Load(
+            procs=vm.procs, max_procs=vm.max_procs, ramp_s=plan.ramp_s,
+            block_kb=plan.block_kb, rw='randwrite',
+            rate_kb_s=vm.rate_kb_s or None)
+
     def start_loads(self, tb):
         """Every VM's load of the plan, started now."""
-        plan = self.plan
-        for vm in plan.vms:
-            tb.start_load(vm.name, testbed.Load(
-                procs=vm.procs, max_procs=vm.max_procs, ramp_s=plan.ramp_s,
-                block_kb=plan.block_kb, rw='randwrite',
-                rate_kb_s=vm.rate_kb_s or None))
+        for vm in self.plan.vms:
+            tb.start_load(vm.name, self.load(vm))
 
     def after_interval(self, tb, interval):
         """Called after each measured interval while the loads run

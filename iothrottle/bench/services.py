@@ -76,14 +76,21 @@ def rabbitmqctl(*args):
                           text=True, check=False).stdout
 
 
+def queue_counts(column):
+    """``{queue name: count}`` of RabbitMQ's ``list_queues`` column
+    ``column`` (``consumers``, ``messages``)."""
+    counts = {}
+    for line in rabbitmqctl('list_queues', 'name', column).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
 def consumed_queues():
     """Names of RabbitMQ queues that have at least one consumer."""
-    names = set()
-    for line in rabbitmqctl('list_queues', 'name', 'consumers').splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and int(parts[1]) > 0:
-            names.add(parts[0])
-    return names
+    return {name for name, count in queue_counts('consumers').items()
+            if count > 0}
 
 
 def mariadb_connect(database=None):
@@ -112,6 +119,13 @@ def start_mariadb():
                     '--background', '--exec', MARIADBD], check=True)
 
 
+def stop_mariadb():
+    """SIGTERM mariadbd and wait (up to 30 s) until it has stopped."""
+    subprocess.run(['start-stop-daemon', '--stop', '--retry', '30',
+                    '--exec', MARIADBD], check=False,
+                   stdout=subprocess.DEVNULL)
+
+
 def ensure_mariadb():
     """Start MariaDB if it does not answer; fail if it will not."""
     if mariadb_answers():
@@ -120,6 +134,20 @@ def ensure_mariadb():
     wait(mariadb_answers, MARIADB_START_S, 'MariaDB at %s:%d after '
          'start-stop-daemon started %s' % (MARIADB_HOST, MARIADB_PORT,
                                            MARIADBD))
+
+
+def create_database(name):
+    """Create MariaDB database ``name`` (utf8mb4)."""
+    with mariadb_connect() as connection:
+        with connection.cursor() as cursor:
+            cursor.execute('CREATE DATABASE `%s` CHARACTER SET utf8mb4'
+                           % name)
+
+
+def drop_database(name):
+    with mariadb_connect() as connection:
+        with connection.cursor() as cursor:
+            cursor.execute('DROP DATABASE IF EXISTS `%s`' % name)
 
 
 def mariadb_url(database):
@@ -255,9 +283,11 @@ class Services:
         return sorted(s.name for s in self.services.values()
                       if s.proc is not None and not s.alive())
 
-    def stop(self):
-        """SIGTERM every running service; {name: exit code}."""
-        running = [s for s in self.services.values() if s.alive()]
+    def stop(self, *names):
+        """SIGTERM ``names`` (default: all) if running; {name: exit
+        code} (SIGKILL after STOP_S)."""
+        running = [self.services[n] for n in names or self.services
+                   if self.services[n].alive()]
         for service in running:
             service.proc.send_signal(signal.SIGTERM)
         codes = {}

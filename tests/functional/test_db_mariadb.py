@@ -35,17 +35,9 @@ class ThrowAwayDatabase(fixtures.Fixture):
     def _setUp(self):
         services.ensure_mariadb()
         self.name = 'iothrottle_test_%s' % uuid.uuid4().hex[:12]
-        connection = services.mariadb_connect()
-        self.addCleanup(connection.close)
-        with connection.cursor() as cursor:
-            cursor.execute('CREATE DATABASE `%s` CHARACTER SET utf8mb4'
-                           % self.name)
-        self.addCleanup(self._drop, connection)
+        services.create_database(self.name)
+        self.addCleanup(services.drop_database, self.name)
         self.url = services.mariadb_url(self.name)
-
-    def _drop(self, connection):
-        with connection.cursor() as cursor:
-            cursor.execute('DROP DATABASE IF EXISTS `%s`' % self.name)
 
 
 class TestMariaDB(testtools.TestCase):
