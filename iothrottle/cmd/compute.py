@@ -261,7 +261,8 @@ def serve_conductor(conf, agent, host, stop, on_step=None):
     from iothrottle.rpc import api as rpc_api
     transport = rpc_api.get_transport(conf)
     remote = remote_mod.RemoteAgent(
-        agent, rpc_api.ConductorAPI(transport), host,
+        agent, rpc_api.ConductorAPI(transport,
+                                    fanout=conf.agent.report_fanout), host,
         conf.controller.interval_s,
         max_decision_age_s=conf.agent.max_message_age_s)
     server = rpc_api.get_server(transport, rpc_api.compute_topic(host),

@@ -113,15 +113,37 @@ def build(conf):
         host_timeout_s=conf.conductor.host_timeout_intervals * interval_s,
         instances=directory)
     transport = rpc_api.get_transport(conf)
+    membership = build_membership(conf)
     conductor = service.Conductor(
         the_core, rpc_api.ComputeAPI(transport), store,
         conf.controller.policy,
         max_report_age_s=conf.conductor.max_message_age_s,
-        capacity_refresh_s=conf.conductor.capacity_refresh_s)
-    server = rpc_api.get_server(transport, rpc_api.CONDUCTOR_TOPIC,
-                                socket.gethostname(),
-                                [service.Endpoint(conductor)])
+        capacity_refresh_s=conf.conductor.capacity_refresh_s,
+        membership=membership)
+    server = rpc_api.get_server(
+        transport, rpc_api.CONDUCTOR_TOPIC,
+        membership.me if membership is not None else socket.gethostname(),
+        [service.Endpoint(conductor)])
     return conductor, server
+
+
+def build_membership(conf):
+    """With ``[coordination] backend_url``: this conductor's membership
+    of the group, joined (raises CommandError when the backend cannot be
+    reached); else None (a single conductor decides every domain)."""
+    from iothrottle.conductor import coordination
+    if not conf.coordination.backend_url:
+        return None
+    membership = coordination.Membership.from_conf(
+        conf, coordination.member_id())
+    try:
+        membership.start()
+    except Exception as exc:
+        raise CommandError('[coordination] backend_url: cannot join group '
+                           '%s: %s' % (conf.coordination.group,
+                                       str(exc).splitlines()[0]
+                                       if str(exc) else exc)) from None
+    return membership
 
 
 def build_volumes(conf):

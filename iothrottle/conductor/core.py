@@ -332,6 +332,14 @@ class Core:
                 del self._decided_at[domain]
                 self._states.pop(domain, None)
 
+    def forget_domains(self, domains):
+        """Start ``domains`` afresh at their next round (several
+        conductors: a domain this one decides again after another did
+        meanwhile must not resume from its old policy state)."""
+        for domain in domains:
+            self._states.pop(domain, None)
+            self._decided_at.pop(domain, None)
+
     def _admit(self, host, report, sample, owners, caps, now_s, errors):
         """The domain ``sample`` of ``host`` joins this round (recording
         its owner and cap), or None when it is not accepted."""

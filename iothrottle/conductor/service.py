@@ -17,6 +17,7 @@ import time
 from oslo_log import log as logging
 
 from iothrottle.conductor import core as core_mod
+from iothrottle.conductor import ownership as ownership_mod
 from iothrottle.db import api as db_api
 from iothrottle.db import models as db_models
 from iothrottle.rpc import wire
@@ -125,7 +126,7 @@ class Conductor:
     def __init__(self, core, compute_api, store, policy_name,
                  clock=time.monotonic, wall_clock=time.time,
                  max_report_age_s=10.0, capacity_refresh_s=60.0,
-                 writer=None):
+                 writer=None, membership=None):
         self.core = core
         self.compute_api = compute_api
         self.store = store
@@ -144,6 +145,12 @@ class Conductor:
         # Database writes happen on one thread of their own, so a hung
         # database never holds the decision loop (issue 9 item 11).
         self._writer = writer or _writer()
+        # Several conductors: a coordination.Membership whose current()
+        # view says which domains this one decides (None: every domain,
+        # as a single conductor).
+        self.membership = membership
+        self.view = None
+        self.decide_s = 0.0     # the last round's core.decide, seconds
 
     # -- reports ------------------------------------------------------
 
@@ -212,7 +219,32 @@ class Conductor:
                                 else min(POLL_S, max(timeout, 0.01)))
             else:
                 return None
-        return self.core.decide(now, pending)
+        pending = self._owned(pending)
+        started = time.perf_counter()
+        round_ = self.core.decide(now, pending)
+        self.decide_s = time.perf_counter() - started
+        return round_
+
+    def _owned(self, pending):
+        """``pending`` with only the samples of the domains this
+        conductor owns (all of them without a membership); a domain
+        gained since the last round starts with a fresh policy state."""
+        if self.membership is None:
+            return pending
+        view = self.membership.current()
+        domain_of = self.core.domain_map.domain_of
+        if view is not self.view:
+            domains = {domain_of(sample.storage_domain)
+                       for report, _ in pending.values()
+                       for sample in report.samples}
+            gained = ownership_mod.gained(self.view, view, domains)
+            self.core.forget_domains(gained)
+            LOG.info('deciding %d of the %d storage domain(s) reported, '
+                     'epoch %d (%d gained)',
+                     sum(1 for d in domains if view.owns(d)), len(domains),
+                     view.epoch, len(gained))
+            self.view = view
+        return ownership_mod.keep_owned(pending, view.owns, domain_of)
 
     def publish(self, round_):
         """Cast the decisions of a round; hand their recording to the
@@ -221,28 +253,40 @@ class Conductor:
         for message in round_.errors:
             LOG.warning('%s', message)
         issued_at = self.wall_clock()
+        started = time.perf_counter()
+        owner, epoch = ((self.view.me, self.view.epoch)
+                        if self.view is not None else ('', 0))
         for host, pairs in sorted(round_.by_host.items()):
             try:
                 self.compute_api.apply(host, [
-                    wire.decision_to_dict(decision, guarantee, issued_at)
+                    wire.decision_to_dict(decision, guarantee, issued_at,
+                                          owner, epoch)
                     for decision, guarantee in pairs])
                 LOG.debug('cast %d decision(s) to %s', len(pairs), host)
             except Exception as exc:
                 LOG.warning('casting %d decision(s) to %s failed: %s',
                             len(pairs), host, exc)
+        cast_s = time.perf_counter() - started
         for domain, decisions in sorted(round_.by_domain.items()):
             for decision in decisions:
                 LOG.info('%s %s on %s: %s', decision.action,
                          decision.disk_id, domain, decision.reason)
-        self._write(self._record, round_)
+        LOG.info('round %d: %d host(s), %d domain(s), %d decision(s); '
+                 'decided in %.1f ms, cast in %.1f ms', self.rounds,
+                 len(round_.hosts), len(round_.loads),
+                 sum(len(pairs) for pairs in round_.by_host.values()),
+                 self.decide_s * 1e3, cast_s * 1e3)
+        self._write(self._record, round_, self.rounds)
         if self.clock() - self._capacities_read_s >= self.capacity_refresh_s:
             self._capacities_read_s = self.clock()
             self._write(load_capacities, self.store, self.core.capacities)
 
-    def _record(self, round_):
+    def _record(self, round_, number=0):
         """Store a round's decisions, grown peaks and domain loads (the
         loads only when they changed noticeably or at a heartbeat: see
-        :func:`db_api.record_domain_load`) (writer thread)."""
+        :func:`db_api.record_domain_load`) (writer thread); log how long
+        round ``number`` took to store."""
+        started = time.perf_counter()
         for domain, decisions in sorted(round_.by_domain.items()):
             self.store.call('recording decisions', db_api.record_decisions,
                             domain, decisions, policy=self.policy_name)
@@ -252,6 +296,8 @@ class Conductor:
         for domain, load in sorted(round_.loads.items()):
             self.store.call('recording the load of %s' % domain,
                             db_api.record_domain_load, domain, load)
+        LOG.info('round %d recorded in %.1f ms', number,
+                 (time.perf_counter() - started) * 1e3)
 
     def _flush_writes(self):
         """Let the writer finish the queued writes for up to
@@ -296,6 +342,8 @@ class Conductor:
             self._stopping = True
             self._cond.notify_all()
         self._flush_writes()
+        if self.membership is not None:
+            self.membership.stop()
         directory = getattr(self.core, 'instances', None)
         if directory is not None and hasattr(directory, 'close'):
             directory.close()

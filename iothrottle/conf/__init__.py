@@ -10,13 +10,14 @@ from iothrottle.conf import cinder
 from iothrottle.conf import cinder_volumes
 from iothrottle.conf import compute
 from iothrottle.conf import controller
+from iothrottle.conf import coordination
 from iothrottle.conf import database
 from iothrottle.conf import messaging
 from iothrottle.conf import nova
 from iothrottle.conf import storage
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova, balloon, cinder, cinder_volumes, api)
+                  nova, balloon, cinder, cinder_volumes, api, coordination)
 
 
 def register_opts(conf):

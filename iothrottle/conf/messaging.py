@@ -48,6 +48,14 @@ AGENT_OPTS = [
                       'dropped, not applied as fresh. Compared with the '
                       'conductor\'s wall clock: hosts must keep time '
                       '(NTP). Seconds.'),
+    cfg.BoolOpt('report_fanout',
+                default=False,
+                help='Cast each report to every conductor (a fanout cast '
+                     'on topic "iothrottle-conductor") rather than to one '
+                     'of them. Required when several conductors share the '
+                     'storage domains ([coordination] backend_url): each '
+                     'keeps the samples of the domains it owns. With a '
+                     'single conductor either works.'),
 ]
 
 CONDUCTOR_GROUP = cfg.OptGroup(

@@ -16,6 +16,7 @@ import uuid
 from oslo_log import log as logging
 
 from iothrottle.compute import agent as agent_mod
+from iothrottle.rpc import fence as fence_mod
 from iothrottle.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -83,6 +84,11 @@ class RemoteAgent:
         self.reports = 0
         self.applied = 0
         self.stale = 0
+        self.deposed = 0
+        # Per disk, the newest conductor epoch applied (several
+        # conductors: a deposed owner's decisions are ignored).
+        self.fence = fence_mod.Fence()
+        self._fence_lock = threading.Lock()   # RPC thread and loop thread
         self._bus_ok = True
 
     def apply(self, decisions):
@@ -105,7 +111,9 @@ class RemoteAgent:
                     LOG.info('decision issued %.1f s ago dropped as stale',
                              now - issued_at)
                     continue
-                pairs.append(wire.decision_from_dict(data))
+                pair = wire.decision_from_dict(data)
+                if self._fenced(pair[0], wire.fence_of(data), now):
+                    pairs.append(pair)
             except Exception as exc:
                 LOG.warning('malformed decision ignored: %s', exc)
         errors = self.agent.apply_decisions(pairs)
@@ -116,9 +124,34 @@ class RemoteAgent:
             LOG.warning('%s', message)
         return errors
 
+    def _fenced(self, decision, fence, now):
+        """Whether ``decision`` from ``fence`` = (owner, epoch) passes the
+        fence (see :mod:`iothrottle.rpc.fence`): its record holds for the
+        lease it grants, at least ``max_decision_age_s``."""
+        owner, epoch = fence
+        hold_s = max(decision.lease_s, self.max_decision_age_s)
+        with self._fence_lock:
+            verdict = self.fence.admit(decision.disk_id, owner, epoch, now,
+                                       hold_s)
+            record = self.fence.record(decision.disk_id)
+        if not verdict.admitted:
+            self.deposed += 1
+            LOG.info('%s of %s from conductor %s (epoch %d) ignored: %s '
+                     '(epoch %d) decides it now', decision.action,
+                     decision.disk_id, owner or '-', epoch,
+                     record.owner or '-', record.epoch)
+        elif verdict.previous is not None:
+            LOG.info('%s is decided by conductor %s (epoch %d) from now '
+                     'on, was %s (epoch %d)', decision.disk_id,
+                     owner or '-', epoch, verdict.previous.owner or '-',
+                     verdict.previous.epoch)
+        return verdict.admitted
+
     def step(self):
         """Observe one interval and report it; returns the StepReport."""
         report = self.agent.observe()
+        with self._fence_lock:
+            self.fence.keep({sample.disk_id for sample in report.samples})
         try:
             self.conductor_api.report(wire.report(
                 self.host, self.interval_s, report.samples, report.caps,

@@ -71,16 +71,20 @@ def get_server(transport, topic, server, endpoints):
 
 
 class ConductorAPI:
-    """What agents send the conductor."""
+    """What agents send the conductor.  With ``fanout`` every report goes
+    to every conductor (several conductors share the domains, each keeps
+    its own: ``[agent] report_fanout``), else to one of them."""
 
-    def __init__(self, transport):
+    def __init__(self, transport, fanout=False):
         self._client = messaging.get_rpc_client(
             transport, messaging.Target(topic=CONDUCTOR_TOPIC,
                                         version=VERSION), retry=CAST_RETRY)
+        self._reports = (self._client.prepare(fanout=True) if fanout
+                         else self._client)
 
     def report(self, report):
         """Cast one interval's report (:func:`iothrottle.rpc.wire.report`)."""
-        self._client.cast({}, 'report', report=report)
+        self._reports.cast({}, 'report', report=report)
 
     def pool_state(self, pools, timeout_s=POOL_STATE_TIMEOUT_S):
         """Call: profile, scheduler and placed volumes of each Cinder pool

@@ -16,7 +16,8 @@ instance's guarantee (the agent clamps caps to its ``max_*``)::
     {'decisions': [{'instance_uuid': ..., 'device': ..., 'action': 'cap',
                     'reason': ..., 'cap': {...} or None, 'lease_s': 10.0,
                     'guarantee': {<every Guarantee field>},
-                    'issued_at': 1795000000.5}]}
+                    'issued_at': 1795000000.5,
+                    'owner': 'ctl-1-9f2c', 'epoch': 1795000000123}]}
 
 Cinder's scheduler plugins *call* the conductor for the pools they
 weigh (``pool_state``); the reply holds, for each pool that has a
@@ -41,7 +42,8 @@ ValueError naming the field; a malformed sample or cap is left out of
 its report (``Report.rejected``), never the other hosts' samples.
 Reports carry the agent's id, a sequence number and its send time;
 decisions carry the conductor's issue time, so stale messages (queued
-while a service was down, replayed) are dropped.
+while a service was down, replayed) are dropped, and their owner and
+epoch, so a deposed conductor's are ignored (several conductors).
 """
 
 import dataclasses
@@ -281,15 +283,20 @@ def decode_report(data):
                   rejected=tuple(rejected))
 
 
-def decision_to_dict(decision, guarantee=model.NO_GUARANTEE, issued_at=0.0):
+def decision_to_dict(decision, guarantee=model.NO_GUARANTEE, issued_at=0.0,
+                     owner='', epoch=0):
     """A decision dict; ``issued_at`` is the conductor's wall clock
-    (seconds since the epoch), by which an agent drops stale ones."""
+    (seconds since the epoch), by which an agent drops stale ones;
+    ``owner`` and ``epoch`` name the conductor that decided and its
+    ownership epoch (several conductors, :mod:`iothrottle.rpc.fence`;
+    '' and 0 for a single one)."""
     return {'instance_uuid': decision.instance_uuid,
             'device': decision.device, 'action': decision.action,
             'reason': decision.reason, 'cap': cap_to_dict(decision.cap),
             'lease_s': float(decision.lease_s),
             'guarantee': guarantee_to_dict(guarantee),
-            'issued_at': float(issued_at)}
+            'issued_at': float(issued_at),
+            'owner': owner, 'epoch': int(epoch)}
 
 
 def decision_from_dict(data):
@@ -315,6 +322,18 @@ def decision_from_dict(data):
         cap=cap_from_dict(data.get('cap'), owner + ': cap'),
         lease_s=lease_s)
     return decision, guarantee_from_dict(data.get('guarantee') or {})
+
+
+def fence_of(data):
+    """``(owner, epoch)`` of a decision dict (``('', 0)`` when absent: a
+    single or older conductor); ValueError naming the field."""
+    owner = text('decision', 'owner', data.get('owner', ''))
+    epoch = data.get('epoch', 0)
+    if isinstance(epoch, bool) or not isinstance(epoch, int) \
+            or not 0 <= epoch <= MAX_SEQ:
+        raise ValueError('decision: epoch must be an integer in [0, 2^63), '
+                         'got %s' % _shown(epoch, 32))
+    return owner, epoch
 
 
 def issued_at(data):
