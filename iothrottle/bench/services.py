@@ -1,8 +1,9 @@
 """The real services under the testbed benches and e2e tests (shell).
 
-RabbitMQ (127.0.0.1:5672, guest/guest) and MariaDB (127.0.0.1:3306,
-root, no password) are the machine's own; :func:`ensure_rabbitmq` and
-:func:`ensure_mariadb` start them when they do not answer, with a
+RabbitMQ (127.0.0.1:5672, guest/guest), MariaDB (127.0.0.1:3306, root,
+no password) and Redis (127.0.0.1:6379, the conductors' tooz backend)
+are the machine's own; :func:`ensure_rabbitmq`, :func:`ensure_mariadb`
+and :func:`ensure_redis` start them when they do not answer, with a
 deadline.  :class:`Services` runs iothrottle's own commands
 (``iothrottle-conductor``, ``iothrottle-compute``) as child processes,
 each with its log file, and knows when they consume their RabbitMQ
@@ -22,6 +23,13 @@ MARIADB_HOST = '127.0.0.1'
 MARIADB_PORT = 3306
 MARIADB_USER = 'root'
 MARIADBD = '/usr/sbin/mariadbd'
+REDIS_PORT = 6379
+# Several conductors' tooz backend.  A conductor silent for
+# membership_timeout seconds leaves the group: 3 s is 1.5 intervals of
+# the testbed's 2 s, so a killed owner is replaced within 3 intervals.
+REDIS_URL = 'redis://127.0.0.1:%d?membership_timeout=3' % REDIS_PORT
+# Seconds Redis may take to answer after redis-server is started.
+REDIS_START_S = 30.0
 # Seconds RabbitMQ may take to answer after rabbitmq-server -detached
 # (Erlang boots the whole node).
 RABBIT_START_S = 90.0
@@ -67,6 +75,38 @@ def ensure_rabbitmq():
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait(rabbit_answers, RABBIT_START_S, 'RabbitMQ to answer after '
          'rabbitmq-server -detached')
+
+
+def redis_answers():
+    return answers(REDIS_PORT)
+
+
+def ensure_redis():
+    """Start Redis if it does not answer; fail if it will not."""
+    if redis_answers():
+        return
+    subprocess.run(['redis-server', '--port', str(REDIS_PORT), '--bind',
+                    '127.0.0.1', '--daemonize', 'yes'], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait(redis_answers, REDIS_START_S, 'Redis to answer on port %d after '
+         'redis-server --daemonize yes' % REDIS_PORT)
+
+
+def group_members(group, url=REDIS_URL):
+    """Member ids (str) of tooz group ``group`` on ``url``, as a
+    conductor reads them; an empty set when the group does not exist."""
+    from iothrottle.rpc import threads
+    threads.setup()   # tooz imports futurist: no eventlet
+    from tooz import coordination
+    coordinator = coordination.get_coordinator(url, b'iothrottle-observer')
+    coordinator.start()
+    try:
+        return {m.decode() for m in coordinator.get_members(
+            group.encode()).get(timeout=5)}
+    except coordination.GroupNotCreated:
+        return set()
+    finally:
+        coordinator.stop()
 
 
 def rabbitmqctl(*args):
@@ -241,8 +281,8 @@ class Services:
         self.services[name] = service
         return service
 
-    def conductor(self, conf_path):
-        return self.add('conductor', 'iothrottle.cmd.conductor', conf_path,
+    def conductor(self, conf_path, name='conductor'):
+        return self.add(name, 'iothrottle.cmd.conductor', conf_path,
                         'iothrottle-conductor')
 
     def agent(self, host, conf_path):
