@@ -15,6 +15,14 @@ injects each fault of the matrix into a running control plane on the
 testbed (see :mod:`iothrottle.bench.faults`) and prints, per fault, how
 long a stale cap lasted, how soon the guarantees were defended again,
 the decisions lost and any process death.
+
+``iothrottle-bench scale --instances 10000 [--conductors 2] --json
+out.json`` runs real conductor processes over RabbitMQ (and Redis with
+several) against simulated compute hosts (the real agent and RPC code,
+synthetic disks; see :mod:`iothrottle.bench.scale`) and prints per run
+the decision time, the end-to-end time, the conductor's CPU and RSS,
+messages per second and database write time against issue 12's targets;
+first it measures one host's agent deciding 100 disks.
 """
 
 import argparse
@@ -32,6 +40,14 @@ SCENARIO_POLICIES = ('none', 'paper', 'guarantee', 'static')
 FAULT_NAMES = tuple(fault.name for fault in faults.FAULTS)
 # Plans one scenarios run may draw: 50 full plans are ~1.5 h already.
 MAX_SCENARIO_COUNT = 50
+# Largest scale run: issue 12's biggest size; one process simulates every
+# host, so more would measure the simulator, not the conductor.
+MAX_SCALE_INSTANCES = 50000
+# Rounds of a scale run: the first ones warm the conductor up (its first
+# round meets every domain, its database every row) and are not
+# measured; an hour of 5 s intervals at most.
+SCALE_WARMUP_ROUNDS = 2
+MAX_SCALE_ROUNDS = 720
 
 
 def _count(text):
@@ -39,6 +55,24 @@ def _count(text):
     if not 1 <= value <= MAX_SCENARIO_COUNT:
         raise argparse.ArgumentTypeError(
             '--count must be 1-%d, got %d' % (MAX_SCENARIO_COUNT, value))
+    return value
+
+
+def _instances(text):
+    value = int(text)
+    if not 20 <= value <= MAX_SCALE_INSTANCES or value % 20:
+        raise argparse.ArgumentTypeError(
+            '--instances must be a multiple of 20 in [20, %d], got %d'
+            % (MAX_SCALE_INSTANCES, value))
+    return value
+
+
+def _rounds(text):
+    value = int(text)
+    if not SCALE_WARMUP_ROUNDS < value <= MAX_SCALE_ROUNDS:
+        raise argparse.ArgumentTypeError(
+            '--rounds must be in [%d, %d], got %d'
+            % (SCALE_WARMUP_ROUNDS + 1, MAX_SCALE_ROUNDS, value))
     return value
 
 
@@ -88,6 +122,23 @@ def parse_args(argv):
     f.add_argument('--short', action='store_true',
                    help='three faults only (the e2e test)')
     f.add_argument('--json', metavar='FILE', help='write results as JSON')
+    sl = sub.add_parser('scale', help='conductors under thousands of '
+                                      'simulated instances')
+    sl.add_argument('--instances', type=_instances, action='append',
+                    help='instances of one run (repeatable; a multiple of '
+                         '20; default 1000)')
+    sl.add_argument('--conductors', type=int, default=1, choices=(1, 2, 3),
+                    help='conductor processes (more than one: tooz on '
+                         'Redis, reports by fanout; default 1)')
+    sl.add_argument('--interval', type=float, default=5.0,
+                    help='control interval in seconds (default 5)')
+    sl.add_argument('--rounds', type=_rounds, default=12,
+                    help='intervals per run, the first %d not measured '
+                         '(default 12)' % SCALE_WARMUP_ROUNDS)
+    sl.add_argument('--agent-disks', type=int, default=100,
+                    help='disks of the agent measure (0: skip it; '
+                         'default 100)')
+    sl.add_argument('--json', metavar='FILE', help='write results as JSON')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
     return parser.parse_args(argv)
@@ -207,6 +258,52 @@ def run_faults(args, out):
     return 0
 
 
+def run_scale(args, out):
+    from iothrottle.bench import scale
+    from iothrottle.bench import scale_runner
+    from iothrottle.rpc import threads
+    threads.setup()   # oslo.messaging and tooz: no eventlet
+    document = {'runs': []}
+    if args.agent_disks > 0:
+        agent = scale_runner.agent_cpu(args.agent_disks)
+        document['agent'] = agent
+        out.write('agent, %d disks, one getAllDomainStats (fake libvirt '
+                  'connection): %.1f ms CPU per interval (p99 %.1f; '
+                  'collection %.1f), %.2f %% of a core at 5 s\n' % (
+                      agent['disks'], agent['cpu_ms_mean'],
+                      agent['cpu_ms_p99'], agent['collect_cpu_ms_mean'],
+                      agent['cpu_share_at_5s'] * 100))
+    tty = out.isatty()
+    for instances in args.instances or [1000]:
+        plan = scale.Plan(instances=instances, interval_s=args.interval,
+                          rounds=args.rounds,
+                          warmup_rounds=SCALE_WARMUP_ROUNDS,
+                          conductors=args.conductors)
+        out.write('%d instances, %d hosts, %d domains, %d conductor(s)\n'
+                  % (plan.instances, plan.hosts, plan.domains,
+                     plan.conductors))
+
+        def on_round(done, total, send_s):
+            if tty:
+                out.write(scale.progress(done, total, label='reports sent '
+                                         'in %.2f s' % send_s))
+                out.flush()
+        summary, rows, conductors = scale_runner.ScaleRun(plan, out).run(
+            on_round)
+        if tty:
+            out.write('\n')
+        out.write(scale.table([summary]) + '\n')
+        for target, met in summary['targets'].items():
+            out.write('  %-22s %s\n' % (target, {True: 'met', False:
+                                                 'MISSED', None: '-'}[met]))
+        document['runs'].append({'summary': summary, 'rounds': rows,
+                                 'conductors': conductors})
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.bench == 'seed000':
@@ -217,6 +314,8 @@ def main(argv=None):
         return run_scenarios(args, sys.stdout)
     if args.bench == 'faults':
         return run_faults(args, sys.stdout)
+    if args.bench == 'scale':
+        return run_scale(args, sys.stdout)
     from iothrottle.bench import demo
     return demo.main(sys.stdout)
 

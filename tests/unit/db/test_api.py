@@ -282,6 +282,31 @@ class TestDomainLoad(DatabaseTestCase):
             self.assertTrue(str(exc).startswith(field), exc)
         self.assertEqual([], api.storage_domains(self.engine))
 
+    def test_a_round_of_domains_in_one_call(self):
+        keys = ['pool-%04d' % i for i in range(api.LOAD_BATCH + 3)]
+        self.assertEqual(len(keys), api.record_domain_loads(
+            self.engine, {k: load(0.5) for k in keys}, measured_at=T0))
+        later = T0 + datetime.timedelta(seconds=5)
+        # Only the domains whose load moved are stored again.
+        loads = {k: load(0.5) for k in keys}
+        loads[keys[0]] = load(0.9, True)
+        loads[keys[-1]] = load(0.5, caps=1)
+        self.assertEqual(2, api.record_domain_loads(self.engine, loads,
+                                                    measured_at=later))
+        stored = {d.key: d for d in api.storage_domains(self.engine)}
+        self.assertEqual((0.9, later), (stored[keys[0]].load_fraction,
+                                        stored[keys[0]].load_at))
+        self.assertEqual((0.5, T0), (stored[keys[1]].load_fraction,
+                                     stored[keys[1]].load_at))
+        self.assertEqual(1, stored[keys[-1]].load_caps)
+
+    def test_a_bad_load_in_a_round_names_its_domain_and_stores_none(self):
+        exc = self.assertRaises(ValueError, api.record_domain_loads,
+                                self.engine, {'a': load(), 'b': load(
+                                    iops=float('inf'))})
+        self.assertTrue(str(exc).startswith('storage domain b: iops '), exc)
+        self.assertEqual([], api.storage_domains(self.engine))
+
 
 class TestDecisions(DatabaseTestCase):
 
