@@ -284,19 +284,12 @@ class Conductor:
     def _record(self, round_, number=0):
         """Store a round's decisions, grown peaks and domain loads (the
         loads only when they changed noticeably or at a heartbeat: see
-        :func:`db_api.record_domain_loads`) (writer thread); log how long
-        round ``number`` took to store."""
+        :func:`db_api.record_domain_loads`) in one transaction (writer
+        thread); log how long round ``number`` took to store."""
         started = time.perf_counter()
-        for domain, decisions in sorted(round_.by_domain.items()):
-            self.store.call('recording decisions', db_api.record_decisions,
-                            domain, decisions, policy=self.policy_name)
-        for domain, (iops, bytes_sec) in sorted(round_.peaks.items()):
-            self.store.call('recording the peak of %s' % domain,
-                            db_api.learn_peak, domain, iops, bytes_sec)
-        if round_.loads:
-            self.store.call('recording the loads of %d domain(s)'
-                            % len(round_.loads), db_api.record_domain_loads,
-                            round_.loads)
+        self.store.call('recording decisions', db_api.record_round,
+                        round_.by_domain, round_.peaks, round_.loads,
+                        self.policy_name)
         LOG.info('round %d recorded in %.1f ms', number,
                  (time.perf_counter() - started) * 1e3)
 

@@ -425,14 +425,19 @@ def learn_peak(engine, key, iops, bytes_sec):
     """
     iops, bytes_sec = _rate('iops', iops), _rate('bytes_sec', bytes_sec)
     with _session(engine) as session, session.begin():
-        row = _domain_row(session, key)
-        row.peak_iops = max(row.peak_iops or 0.0, iops)
-        row.peak_bytes_sec = max(row.peak_bytes_sec or 0.0, bytes_sec)
-        if row.capacity_source == models.CAPACITY_LEARNED:
-            row.max_iops = row.peak_iops
-            row.max_bytes_sec = row.peak_bytes_sec
-        row.updated_at = models.utcnow()
-        return _domain(row)
+        return _domain(_learn_peak(session, key, iops, bytes_sec))
+
+
+def _learn_peak(session, key, iops, bytes_sec):
+    """learn_peak's row update in ``session`` (values checked)."""
+    row = _domain_row(session, key)
+    row.peak_iops = max(row.peak_iops or 0.0, iops)
+    row.peak_bytes_sec = max(row.peak_bytes_sec or 0.0, bytes_sec)
+    if row.capacity_source == models.CAPACITY_LEARNED:
+        row.max_iops = row.peak_iops
+        row.max_bytes_sec = row.peak_bytes_sec
+    row.updated_at = models.utcnow()
+    return row
 
 
 def reset_peak(engine, key):
@@ -508,8 +513,15 @@ def record_domain_loads(engine, loads, measured_at=None,
     domains: one transaction each took longer than the interval).
     Returns how many were stored; ValueError naming the domain and field
     of a value out of range, before anything is written."""
-    when = _utc(measured_at)
-    heartbeat = _heartbeat(heartbeat_s)
+    values = _load_values(loads, _utc(measured_at))
+    with _session(engine) as session, session.begin():
+        return _store_loads(session, loads, values,
+                            _heartbeat(heartbeat_s))
+
+
+def _load_values(loads, when):
+    """The checked column values of ``loads`` ({key: DomainLoad}) at
+    ``when``; ValueError naming the domain (when several) and field."""
     values = {}
     for key, load in loads.items():
         _check_length('storage domain key', key, models.NAME_LENGTH)
@@ -526,25 +538,29 @@ def record_domain_loads(engine, loads, measured_at=None,
             if len(loads) == 1:
                 raise
             raise ValueError('storage domain %s: %s' % (key, exc)) from None
+    return values
+
+
+def _store_loads(session, loads, values, heartbeat):
+    """record_domain_loads's updates in ``session``; how many stored."""
     stored = 0
     keys = sorted(values)
-    with _session(engine) as session, session.begin():
-        for start in range(0, len(keys), LOAD_BATCH):
-            batch = keys[start:start + LOAD_BATCH]
-            rows = {row.key: row for row in session.scalars(
-                sa.select(models.StorageDomain)
-                .where(models.StorageDomain.key.in_(batch)))}
-            for key in batch:
-                row = rows.get(key) or _domain_row(session, key)
-                if (_within(row.load_at, when, heartbeat)
-                        and not _load_changed(row, loads[key])):
-                    continue
-                for name, value in values[key].items():
-                    setattr(row, name, value)
-                if row.updated_at is not None:   # stored: keep it as it
-                    # is (in the UPDATE's SET, its onupdate does not fire)
-                    orm.attributes.flag_modified(row, 'updated_at')
-                stored += 1
+    for start in range(0, len(keys), LOAD_BATCH):
+        batch = keys[start:start + LOAD_BATCH]
+        rows = {row.key: row for row in session.scalars(
+            sa.select(models.StorageDomain)
+            .where(models.StorageDomain.key.in_(batch)))}
+        for key in batch:
+            row = rows.get(key) or _domain_row(session, key)
+            if (_within(row.load_at, values[key]['load_at'], heartbeat)
+                    and not _load_changed(row, loads[key])):
+                continue
+            for name, value in values[key].items():
+                setattr(row, name, value)
+            if row.updated_at is not None:   # stored: keep it as it is
+                # (in the UPDATE's SET, its onupdate does not fire)
+                orm.attributes.flag_modified(row, 'updated_at')
+            stored += 1
     return stored
 
 
@@ -686,40 +702,80 @@ def record_decisions(engine, storage_domain, decisions, policy,
     or older.  An unchanged cap only extends the lease of the stored row,
     so "throttle why" still tells whether it is in force.
     """
+    _check_decisions(storage_domain, decisions)
+    with _session(engine) as session, session.begin():
+        return _store_decisions(session, storage_domain, decisions,
+                                str(policy)[:64], _utc(decided_at),
+                                _heartbeat(heartbeat_s))
+
+
+def _check_decisions(storage_domain, decisions):
     _check_length('storage domain key', storage_domain, models.NAME_LENGTH)
-    when = _utc(decided_at)
-    policy = str(policy)[:64]
     for decision in decisions:
         _check_decision(decision)
-    heartbeat = _heartbeat(heartbeat_s)
-    with _session(engine) as session, session.begin():
-        last = _last_decisions(session, decisions)
-        rows, renewed = [], {}
-        for decision in decisions:
-            row = last.get((decision.instance_uuid, decision.device))
-            if (row is not None and _within(row.decided_at, when, heartbeat)
-                    and _same_decision(row, storage_domain, decision,
-                                       policy)):
-                if decision.action == model.CAP:
-                    renewed.setdefault(_lease_expiry(when, decision),
-                                       []).append(row.id)
-                continue
-            cap = decision.cap
-            rows.append(models.Decision(
-                decided_at=when, storage_domain=storage_domain,
-                instance_uuid=decision.instance_uuid,
-                device=decision.device, action=decision.action,
-                cap_iops=cap.iops if cap is not None else None,
-                cap_bytes_sec=cap.bytes_sec if cap is not None else None,
-                lease_expires_at=_lease_expiry(when, decision),
-                reason=str(decision.reason)[:models.REASON_LENGTH],
-                policy=policy))
-        for expires, ids in renewed.items():
-            session.execute(sa.update(models.Decision)
-                            .where(models.Decision.id.in_(ids))
-                            .values(lease_expires_at=expires))
-        session.add_all(rows)
+
+
+def _store_decisions(session, storage_domain, decisions, policy, when,
+                     heartbeat):
+    """record_decisions's rows in ``session`` (checked); how many."""
+    last = _last_decisions(session, decisions)
+    rows, renewed = [], {}
+    for decision in decisions:
+        row = last.get((decision.instance_uuid, decision.device))
+        if (row is not None and _within(row.decided_at, when, heartbeat)
+                and _same_decision(row, storage_domain, decision, policy)):
+            if decision.action == model.CAP:
+                renewed.setdefault(_lease_expiry(when, decision),
+                                   []).append(row.id)
+            continue
+        cap = decision.cap
+        rows.append(models.Decision(
+            decided_at=when, storage_domain=storage_domain,
+            instance_uuid=decision.instance_uuid,
+            device=decision.device, action=decision.action,
+            cap_iops=cap.iops if cap is not None else None,
+            cap_bytes_sec=cap.bytes_sec if cap is not None else None,
+            lease_expires_at=_lease_expiry(when, decision),
+            reason=str(decision.reason)[:models.REASON_LENGTH],
+            policy=policy))
+    for expires, ids in renewed.items():
+        session.execute(sa.update(models.Decision)
+                        .where(models.Decision.id.in_(ids))
+                        .values(lease_expires_at=expires))
+    session.add_all(rows)
     return len(rows)
+
+
+def record_round(engine, decisions, peaks, loads, policy, when=None,
+                 heartbeat_s=HEARTBEAT_S):
+    """A conductor's round in one transaction (one commit, where one per
+    domain took longer than the interval at a thousand domains):
+    ``decisions`` ({domain: [Decision]}, as :func:`record_decisions`),
+    grown ``peaks`` ({domain: (iops, bytes_sec)}, as :func:`learn_peak`)
+    and ``loads`` ({domain: DomainLoad}, as
+    :func:`record_domain_loads`).  Everything is checked before anything
+    is written (ValueError naming the domain and field); returns the
+    number of decision rows stored."""
+    when = _utc(when)
+    heartbeat = _heartbeat(heartbeat_s)
+    policy = str(policy)[:64]
+    for domain, domain_decisions in decisions.items():
+        _check_decisions(domain, domain_decisions)
+    checked_peaks = {}
+    for domain, (iops, bytes_sec) in peaks.items():
+        _check_length('storage domain key', domain, models.NAME_LENGTH)
+        checked_peaks[domain] = (_rate('iops', iops),
+                                 _rate('bytes_sec', bytes_sec))
+    values = _load_values(loads, when)
+    stored = 0
+    with _session(engine) as session, session.begin():
+        for domain, domain_decisions in sorted(decisions.items()):
+            stored += _store_decisions(session, domain, domain_decisions,
+                                       policy, when, heartbeat)
+        for domain, (iops, bytes_sec) in sorted(checked_peaks.items()):
+            _learn_peak(session, domain, iops, bytes_sec)
+        _store_loads(session, loads, values, heartbeat)
+    return stored
 
 
 def _record(row):

@@ -322,6 +322,33 @@ class TestDecisions(DatabaseTestCase):
                            'intervals'),
         ]
 
+    def test_a_round_in_one_call(self):
+        stored = api.record_round(
+            self.engine, {self.KEY: self.decisions()},
+            {'other': (80.0, 8e6)},
+            {self.KEY: load(0.95, True, caps=1), 'other': load(0.2)},
+            'guarantee', when=T0)
+        self.assertEqual(2, stored)
+        self.assertEqual(2, len(api.decisions_for_instance(self.engine,
+                                                           UUID)))
+        domains = {d.key: d for d in api.storage_domains(self.engine)}
+        self.assertEqual((0.95, True), (domains[self.KEY].load_fraction,
+                                        domains[self.KEY].saturated))
+        self.assertEqual((80.0, 8e6), (domains['other'].peak_iops,
+                                       domains['other'].peak_bytes_sec))
+        # Unchanged the next interval: only the lease is renewed.
+        self.assertEqual(0, api.record_round(
+            self.engine, {self.KEY: self.decisions()[:1]}, {}, {},
+            'guarantee', when=T0 + datetime.timedelta(seconds=5)))
+
+    def test_a_bad_round_writes_nothing(self):
+        exc = self.assertRaises(
+            ValueError, api.record_round, self.engine,
+            {self.KEY: self.decisions()}, {'other': (-1.0, 0.0)}, {},
+            'guarantee')
+        self.assertIn('iops', str(exc))
+        self.assertEqual([], api.decisions_for_instance(self.engine, UUID))
+
     def test_record_and_ask_why(self):
         self.assertEqual(2, api.record_decisions(
             self.engine, self.KEY, self.decisions(), 'guarantee',
