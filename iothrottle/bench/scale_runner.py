@@ -41,6 +41,13 @@ DRAIN_S = 3.0
 AGENT_CAPACITY_IOPS = 3000.0
 AGENT_FLOOR_IOPS = 15.0
 AGENT_BURST_IOPS = 1500.0
+# The decisions cast to every simulated host reach one server: RabbitMQ's
+# topic exchange matches the routing key iothrottle-compute.<host> to
+# the binding iothrottle-compute.* (oslo.messaging binds a topic queue
+# with its own name); the queues it declares are deleted after a run.
+SINK_TOPIC = 'iothrottle-compute.*'
+SINK_SERVER = 'scale-sink'
+SINK_QUEUES = (SINK_TOPIC, '%s.%s' % (SINK_TOPIC, SINK_SERVER))
 # Ticks per second of /proc's CPU times.
 CLK_TCK = os.sysconf('SC_CLK_TCK')
 
@@ -231,8 +238,7 @@ class ScaleRun:
             hosts, endpoints = self.build_hosts(transport)
             sink = Sink(endpoints)
             server = rpc_api.get_server(
-                transport, rpc_api.compute_topic('*'),
-                'scale-sink-%s' % self.suffix, [sink])
+                transport, SINK_TOPIC, SINK_SERVER, [sink])
             server.start()
             try:
                 rows, usage = self.drive(hosts, sink, pids, on_round)
@@ -240,6 +246,10 @@ class ScaleRun:
                 server.stop()
                 server.wait()
                 transport.cleanup()
+                # The sink's queues outlive it and would collect every
+                # decision cast to any host from now on.
+                for queue in SINK_QUEUES:
+                    services_mod.rabbitmqctl('delete_queue', queue)
             codes = self.services.stop()
         finally:
             self.services.close()

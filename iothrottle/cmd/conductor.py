@@ -120,10 +120,9 @@ def build(conf):
         max_report_age_s=conf.conductor.max_message_age_s,
         capacity_refresh_s=conf.conductor.capacity_refresh_s,
         membership=membership)
-    server = rpc_api.get_server(
-        transport, rpc_api.CONDUCTOR_TOPIC,
-        membership.me if membership is not None else socket.gethostname(),
-        [service.Endpoint(conductor)])
+    server = rpc_api.get_server(transport, rpc_api.CONDUCTOR_TOPIC,
+                                socket.gethostname(),
+                                [service.Endpoint(conductor)])
     return conductor, server
 
 
