@@ -425,12 +425,12 @@ def learn_peak(engine, key, iops, bytes_sec):
     """
     iops, bytes_sec = _rate('iops', iops), _rate('bytes_sec', bytes_sec)
     with _session(engine) as session, session.begin():
-        return _domain(_learn_peak(session, key, iops, bytes_sec))
+        return _domain(_learn_peak(_domain_row(session, key), iops,
+                                   bytes_sec))
 
 
-def _learn_peak(session, key, iops, bytes_sec):
-    """learn_peak's row update in ``session`` (values checked)."""
-    row = _domain_row(session, key)
+def _learn_peak(row, iops, bytes_sec):
+    """learn_peak's update of ``row`` (values checked)."""
     row.peak_iops = max(row.peak_iops or 0.0, iops)
     row.peak_bytes_sec = max(row.peak_bytes_sec or 0.0, bytes_sec)
     if row.capacity_source == models.CAPACITY_LEARNED:
@@ -515,8 +515,25 @@ def record_domain_loads(engine, loads, measured_at=None,
     of a value out of range, before anything is written."""
     values = _load_values(loads, _utc(measured_at))
     with _session(engine) as session, session.begin():
-        return _store_loads(session, loads, values,
+        return _store_loads(_domain_rows(session, values), loads, values,
                             _heartbeat(heartbeat_s))
+
+
+def _domain_rows(session, keys):
+    """{key: StorageDomain row} of ``keys`` (checked), read LOAD_BATCH at
+    a time, the unknown ones created (learned, no capacity yet)."""
+    keys = sorted(keys)
+    rows = {}
+    with session.no_autoflush:
+        for start in range(0, len(keys), LOAD_BATCH):
+            batch = keys[start:start + LOAD_BATCH]
+            rows.update((row.key, row) for row in session.scalars(
+                sa.select(models.StorageDomain)
+                .where(models.StorageDomain.key.in_(batch))))
+        for key in keys:
+            if key not in rows:
+                rows[key] = _domain_row(session, key)
+    return rows
 
 
 def _load_values(loads, when):
@@ -541,26 +558,21 @@ def _load_values(loads, when):
     return values
 
 
-def _store_loads(session, loads, values, heartbeat):
-    """record_domain_loads's updates in ``session``; how many stored."""
+def _store_loads(rows, loads, values, heartbeat):
+    """record_domain_loads's updates of ``rows`` ({key: row}); how many
+    stored."""
     stored = 0
-    keys = sorted(values)
-    for start in range(0, len(keys), LOAD_BATCH):
-        batch = keys[start:start + LOAD_BATCH]
-        rows = {row.key: row for row in session.scalars(
-            sa.select(models.StorageDomain)
-            .where(models.StorageDomain.key.in_(batch)))}
-        for key in batch:
-            row = rows.get(key) or _domain_row(session, key)
-            if (_within(row.load_at, values[key]['load_at'], heartbeat)
-                    and not _load_changed(row, loads[key])):
-                continue
-            for name, value in values[key].items():
-                setattr(row, name, value)
-            if row.updated_at is not None:   # stored: keep it as it is
-                # (in the UPDATE's SET, its onupdate does not fire)
-                orm.attributes.flag_modified(row, 'updated_at')
-            stored += 1
+    for key in sorted(values):
+        row = rows[key]
+        if (_within(row.load_at, values[key]['load_at'], heartbeat)
+                and not _load_changed(row, loads[key])):
+            continue
+        for name, value in values[key].items():
+            setattr(row, name, value)
+        if row.updated_at is not None:   # stored: keep it as it is
+            # (in the UPDATE's SET, its onupdate does not fire)
+            orm.attributes.flag_modified(row, 'updated_at')
+        stored += 1
     return stored
 
 
@@ -769,12 +781,13 @@ def record_round(engine, decisions, peaks, loads, policy, when=None,
     values = _load_values(loads, when)
     stored = 0
     with _session(engine) as session, session.begin():
+        rows = _domain_rows(session, set(checked_peaks) | set(values))
         for domain, domain_decisions in sorted(decisions.items()):
             stored += _store_decisions(session, domain, domain_decisions,
                                        policy, when, heartbeat)
         for domain, (iops, bytes_sec) in sorted(checked_peaks.items()):
-            _learn_peak(session, domain, iops, bytes_sec)
-        _store_loads(session, loads, values, heartbeat)
+            _learn_peak(rows[domain], iops, bytes_sec)
+        _store_loads(rows, loads, values, heartbeat)
     return stored
 
 
