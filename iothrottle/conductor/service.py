@@ -139,6 +139,8 @@ class Conductor:
         self.dropped_writes = 0
         self.dropped_reports = 0
         self._cond = threading.Condition()
+        self._reported = set()      # hosts heard since the last round
+        self._expected_hosts = 0    # hosts live at the last round
         self._stopping = False
         self._warnings = core_mod.WarnEvery(WARN_EVERY_S)
         self._capacities_read_s = clock()
@@ -171,7 +173,16 @@ class Conductor:
             return
         with self._cond:
             why = self.core.add_report(decoded, self.clock())
-            self._cond.notify_all()
+            if why is None:
+                self._reported.add(decoded.host)
+                # Wake the loop for the first report (its deadline) and
+                # once as many hosts reported as were live at the last
+                # round; it wakes by itself at the deadline.  Waking it
+                # for every report made a round cost O(hosts^2) in
+                # core.due (0.8 s of CPU an interval at 2,500 hosts).
+                if len(self._reported) == 1 or \
+                        len(self._reported) >= self._expected_hosts:
+                    self._cond.notify_all()
         if why:
             self._drop(decoded.host, why)
 
@@ -213,6 +224,8 @@ class Conductor:
                 now = self.clock()
                 if self.core.due(now):
                     pending = self.core.take()
+                    self._reported = set()
+                    self._expected_hosts = len(self.core.live_hosts(now))
                     break
                 timeout = self.core.next_deadline(now)
                 self._cond.wait(POLL_S if timeout is None
