@@ -306,13 +306,12 @@ class Core:
                 sum(s.bytes_sec for s in samples))
             if peak is not None:
                 peaks[domain] = peak
-            decided = self._decide_domain(domain, samples, caps, now_s,
-                                          errors)
-            if decided:
-                by_domain[domain] = [d for d, _ in decided]
-            loads[domain] = self._load(domain, samples, caps,
-                                       [d for d, _ in decided])
-            for decision, guarantee in decided:
+            result = self._decide_domain(domain, samples, caps, now_s,
+                                         errors)
+            if result.decided:
+                by_domain[domain] = [d for d, _ in result.decided]
+            loads[domain] = self._load(domain, samples, caps, result)
+            for decision, guarantee in result.decided:
                 by_host[owners[decision.disk_id]].append(
                     (decision, guarantee))
         return Round(now_s=now_s, hosts=tuple(sorted(pending)),
@@ -356,32 +355,38 @@ class Core:
         self._states[domain] = result.state
         self._decided_at[domain] = now_s
         errors.extend(result.errors)
-        return list(result.decided)
+        return result
 
-    def _load(self, domain, samples, caps, decisions):
-        """The DomainLoad of ``domain`` this round: its totals against
-        the capacity the policy was given, measured and bordered as the
-        policy does (:meth:`Policy.load`, :meth:`Policy.saturation_border`:
-        without a border, saturated means at full capacity), and its
-        disks under a cap once ``decisions`` are applied (a disk not
-        decided on keeps the cap its agent holds)."""
+    def _load(self, domain, samples, caps, result):
+        """The DomainLoad of ``domain`` this round: its totals, its load
+        and saturation as the policy judged them (``result``, a
+        DomainResult), or else against the capacity the policy was given,
+        measured and bordered as the policy does (:meth:`Policy.load`,
+        :meth:`Policy.saturation_border`: without a border, saturated
+        means at full capacity), and its disks under a cap once the
+        round's decisions are applied (a disk not decided on keeps the
+        cap its agent holds)."""
         iops = sum(s.iops for s in samples)
         bytes_sec = sum(s.bytes_sec for s in samples)
-        load = self.policy.load(self.capacities.capacity_of(domain), iops,
-                                bytes_sec)
-        border = self.policy.saturation_border()
+        load = result.load
+        if load is None:
+            load = self.policy.load(self.capacities.capacity_of(domain),
+                                    iops, bytes_sec)
+        saturated = result.saturated
+        if saturated is None:
+            border = self.policy.saturation_border()
+            saturated = load >= (1.0 if border is None else border)
         capped = {sample.disk_id for sample in samples
                   if caps.get(sample.disk_id) is not None
                   and caps[sample.disk_id].limits}
-        for decision in decisions:
+        for decision, _ in result.decided:
             if decision.action == model.CAP and decision.cap is not None \
                     and decision.cap.limits:
                 capped.add(decision.disk_id)
             else:
                 capped.discard(decision.disk_id)
         return model.DomainLoad(
-            iops=iops, bytes_sec=bytes_sec, load=load,
-            saturated=load >= (1.0 if border is None else border),
+            iops=iops, bytes_sec=bytes_sec, load=load, saturated=saturated,
             disks=len(samples), caps=len(capped))
 
     def _accepted(self, host, sample, now_s, errors):

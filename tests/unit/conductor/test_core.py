@@ -18,11 +18,12 @@ CAPACITY = model.Capacity(max_iops=100.0, max_bytes_sec=1e9)
 GOLD = model.Guarantee(min_iops=30.0, tier='gold')
 
 
-def sample(uuid, domain, iops=10.0, flavor='m1.gold', device='vda'):
+def sample(uuid, domain, iops=10.0, flavor='m1.gold', device='vda',
+           latency_s=0.01):
     return model.DiskSample(instance_uuid=uuid, device=device,
                             storage_domain=domain, interval_s=2.0,
                             write_iops=iops, write_bytes_sec=iops * 65536,
-                            latency_s=0.01, flavor=flavor)
+                            latency_s=latency_s, flavor=flavor)
 
 
 def report(host, *samples, caps=None):
@@ -226,6 +227,18 @@ class TestDomainLoad(testtools.TestCase):
                         declared={'store': capacity})
         self.assertEqual((0.8, True), (r.loads['store'].load,
                                        r.loads['store'].saturated))
+
+    def test_guarantee_policy_reports_latency_saturation_and_learned_load(
+            self):
+        # Told 200 IOPS, the store completes 45 at 100 ms (4.5 in flight):
+        # congested, so saturated, and its load is measured against the
+        # capacity learned from it - halved in one interval, 100 IOPS -
+        # not the told one (0.225).
+        policy = guarantee_mod.GuaranteePolicy()
+        r = self.decide(policy, sample('u2', 'store', 45.0, latency_s=0.1),
+                        declared={'store': model.Capacity(200.0, 1e12)})
+        self.assertTrue(r.loads['store'].saturated)
+        self.assertAlmostEqual(0.45, r.loads['store'].load, places=3)
 
 
 class TestHostileReports(testtools.TestCase):
