@@ -712,15 +712,15 @@ def end_caps(engine, disk_ids, ended_at=None):
         return 0
     with _session(engine) as session, session.begin():
         last = _last_decisions(session, {uuid for uuid, _ in keys})
-        ids = [row.id for key, row in last.items()
-               if key in keys and row.action == model.CAP
-               and (row.lease_expires_at is None
-                    or row.lease_expires_at > when)]
-        if ids:
-            session.execute(sa.update(models.Decision)
-                            .where(models.Decision.id.in_(ids))
-                            .values(lease_expires_at=when))
-    return len(ids)
+        rows = [row for key, row in last.items()
+                if key in keys and row.action == model.CAP
+                and (row.lease_expires_at is None
+                     or row.lease_expires_at > when)]
+        for row in rows:
+            # Never before the cap was stored (a writer behind the
+            # rounds stores a cap after the round that saw it lifted).
+            row.lease_expires_at = max(when, row.decided_at)
+    return len(rows)
 
 
 def _record(row):

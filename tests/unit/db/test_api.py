@@ -416,6 +416,12 @@ class TestDecisionRetention(DatabaseTestCase):
         self.assertEqual(T0 + datetime.timedelta(seconds=6),
                          self.newest(0).decided_at)
 
+    def test_a_cap_never_ends_before_it_was_stored(self):
+        self.record(self.round_(disks=1), 10)
+        self.assertEqual(1, api.end_caps(self.engine, [self.disk(0)], T0))
+        self.assertEqual(T0 + datetime.timedelta(seconds=10),
+                         self.newest(0).lease_expires_at)
+
     def test_end_caps_leaves_a_release_and_an_ended_lease(self):
         self.record(self.round_(disks=1, lease_s=30), 0)
         self.assertEqual(0, api.end_caps(
