@@ -11,6 +11,7 @@ effort: when it is unreachable the conductor keeps deciding from memory
 and says so once in its log (and once when it is back).
 """
 
+import datetime
 import threading
 import time
 
@@ -37,6 +38,13 @@ STOP_WRITES_S = 5.0
 # Dropped reports and rejected samples are logged at most this often per
 # host: a flood must not become a log flood.
 WARN_EVERY_S = 60.0
+
+# A host's memory floors are cast when they change, to a new agent
+# process, and again once the last cast is this old: casts are fire and
+# forget, and a lost one must not leave an agent on its tiers file for
+# longer than a minute, while an unchanged map every interval would
+# double the messages a round sends.
+FLOORS_REFRESH_S = 60.0
 
 
 class Store:
@@ -141,6 +149,8 @@ class Conductor:
         self._stopping = False
         self._warnings = core_mod.WarnEvery(WARN_EVERY_S)
         self._capacities_read_s = clock()
+        # host -> (agent_id, floors, cast at) of its last floors cast.
+        self._floors_sent = {}
         # Database writes happen on one thread of their own, so a hung
         # database never holds the decision loop (issue 9 item 11).
         self._writer = writer or _writer()
@@ -230,19 +240,59 @@ class Conductor:
             except Exception as exc:
                 LOG.warning('casting %d decision(s) to %s failed: %s',
                             len(pairs), host, exc)
+                continue
+            self.core.cast(round_.agents.get(host, ''),
+                           [decision for decision, _ in pairs], issued_at,
+                           round_.now_s)
+        self._cast_floors(round_)
         for domain, decisions in sorted(round_.by_domain.items()):
             for decision in decisions:
                 LOG.info('%s %s on %s: %s', decision.action,
                          decision.disk_id, domain, decision.reason)
-        self._write(self._record, round_)
+        for disk_id in round_.lifted:
+            LOG.info('cap on %s no longer in force: its agent reports it '
+                     'lifted', disk_id)
+        self._write(self._record, round_, issued_at)
         if self.clock() - self._capacities_read_s >= self.capacity_refresh_s:
             self._capacities_read_s = self.clock()
             self._write(load_capacities, self.store, self.core.capacities)
 
-    def _record(self, round_):
+    def _cast_floors(self, round_):
+        """Cast each host of the round its instances' memory floors when
+        they changed, its agent is new, or FLOORS_REFRESH_S passed (not
+        at all while ``[upgrade_levels] compute`` holds agents at 1.0)."""
+        if not getattr(self.compute_api, 'sends_memory_floors', False):
+            return
+        for host, floors in sorted(round_.floors.items()):
+            agent_id = round_.agents.get(host, '')
+            sent = self._floors_sent.get(host)
+            if (sent is not None and sent[:2] == (agent_id, floors)
+                    and round_.now_s - sent[2] < FLOORS_REFRESH_S):
+                continue
+            try:
+                self.compute_api.set_memory_floors(
+                    host, wire.memory_floors(floors))
+            except Exception as exc:
+                LOG.warning('casting the memory floors of %s failed: %s',
+                            host, exc)
+                continue
+            self._floors_sent[host] = (agent_id, floors, round_.now_s)
+        for host, (_, _, sent_s) in list(self._floors_sent.items()):
+            if round_.now_s - sent_s > 2 * FLOORS_REFRESH_S:
+                del self._floors_sent[host]   # a host gone silent
+
+    def _record(self, round_, lifted_at=None):
         """Store a round's decisions, grown peaks and domain loads (the
         loads only when they changed noticeably or at a heartbeat: see
-        :func:`db_api.record_domain_load`) (writer thread)."""
+        :func:`db_api.record_domain_load`) (writer thread).  Caps its
+        agents report lifted end first, at ``lifted_at`` (seconds since
+        the epoch; None: now), so a disk capped again in the same round
+        gets a new cap."""
+        if round_.lifted:
+            self.store.call('ending lifted caps', db_api.end_caps,
+                            round_.lifted, None if lifted_at is None else
+                            datetime.datetime.fromtimestamp(
+                                lifted_at, datetime.timezone.utc))
         for domain, decisions in sorted(round_.by_domain.items()):
             self.store.call('recording decisions', db_api.record_decisions,
                             domain, decisions, policy=self.policy_name)

@@ -14,9 +14,11 @@ from iothrottle.conf import database
 from iothrottle.conf import messaging
 from iothrottle.conf import nova
 from iothrottle.conf import storage
+from iothrottle.conf import upgrade_levels
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova, balloon, cinder, cinder_volumes, api)
+                  nova, balloon, cinder, cinder_volumes, api,
+                  upgrade_levels)
 
 
 def register_opts(conf):

@@ -618,10 +618,10 @@ def _same_decision(row, storage_domain, decision, policy):
         _close(row.cap_bytes_sec, cap.bytes_sec if cap is not None else None)
 
 
-def _last_decisions(session, decisions):
-    """{(instance_uuid, device): newest stored row} of the disks of
-    ``decisions``, in one query."""
-    uuids = sorted({decision.instance_uuid for decision in decisions})
+def _last_decisions(session, uuids):
+    """{(instance_uuid, device): newest stored row} of the disks of the
+    instances ``uuids``, in one query."""
+    uuids = sorted(uuids)
     if not uuids:
         return {}
     newest = (sa.select(sa.func.max(models.Decision.id))
@@ -649,7 +649,9 @@ def record_decisions(engine, storage_domain, decisions, policy,
     or a cap limit (beyond CAP_TOLERANCE) differs from the last one
     stored for the disk, or when that one is ``heartbeat_s`` seconds old
     or older.  An unchanged cap only extends the lease of the stored row,
-    so "throttle why" still tells whether it is in force.
+    so "throttle why" still tells whether it is in force; a cap whose
+    stored lease has ended (it lapsed, or :func:`end_caps` ended it) is
+    a new cap, stored as a row of its own.
     """
     _check_length('storage domain key', storage_domain, models.NAME_LENGTH)
     when = _utc(decided_at)
@@ -658,13 +660,15 @@ def record_decisions(engine, storage_domain, decisions, policy,
         _check_decision(decision)
     heartbeat = _heartbeat(heartbeat_s)
     with _session(engine) as session, session.begin():
-        last = _last_decisions(session, decisions)
+        last = _last_decisions(session, {decision.instance_uuid
+                                         for decision in decisions})
         rows, renewed = [], {}
         for decision in decisions:
             row = last.get((decision.instance_uuid, decision.device))
             if (row is not None and _within(row.decided_at, when, heartbeat)
                     and _same_decision(row, storage_domain, decision,
-                                       policy)):
+                                       policy)
+                    and not _ended(row, when)):
                 if decision.action == model.CAP:
                     renewed.setdefault(_lease_expiry(when, decision),
                                        []).append(row.id)
@@ -684,6 +688,38 @@ def record_decisions(engine, storage_domain, decisions, policy,
                             .where(models.Decision.id.in_(ids))
                             .values(lease_expires_at=expires))
         session.add_all(rows)
+    return len(rows)
+
+
+def _ended(row, when):
+    """Whether stored cap ``row``'s lease had ended by ``when``."""
+    return (row.action == model.CAP and row.lease_expires_at is not None
+            and row.lease_expires_at <= when)
+
+
+def end_caps(engine, disk_ids, ended_at=None):
+    """End at ``ended_at`` (None: now) the stored caps of ``disk_ids``
+    (``<uuid>/<device>``) whose lease runs past it: their agents report
+    them no longer in force.  A disk whose newest decision is a release,
+    or a cap ended already, is left alone.  Returns how many ended."""
+    when = _utc(ended_at)
+    keys = set()
+    for disk_id in disk_ids:
+        uuid, sep, device = str(disk_id).partition('/')
+        if sep:
+            keys.add((uuid, device))
+    if not keys:
+        return 0
+    with _session(engine) as session, session.begin():
+        last = _last_decisions(session, {uuid for uuid, _ in keys})
+        rows = [row for key, row in last.items()
+                if key in keys and row.action == model.CAP
+                and (row.lease_expires_at is None
+                     or row.lease_expires_at > when)]
+        for row in rows:
+            # Never before the cap was stored (a writer behind the
+            # rounds stores a cap after the round that saw it lifted).
+            row.lease_expires_at = max(when, row.decided_at)
     return len(rows)
 
 

@@ -24,7 +24,8 @@ class TestOpts(testtools.TestCase):
         groups = opts.list_opts()
         self.assertEqual({'compute', 'controller', 'database', 'storage',
                           'agent', 'conductor', 'nova', 'balloon',
-                          'iothrottle_cinder', 'cinder', 'api'},
+                          'iothrottle_cinder', 'cinder', 'api',
+                          'upgrade_levels'},
                          {g.name for g, _ in groups})
         for group, options in groups:
             for opt in options:
