@@ -279,3 +279,15 @@ class TestDecisionAndFlavor(CommandTestCase):
         self.assertEqual(('gold', 100.0, None),
                          (shown['guarantee.tier'],
                           shown['guarantee.min_iops'], shown['error']))
+
+
+class TestPathQuoting(testtools.TestCase):
+
+    def test_keys_keep_their_slashes_and_encode_the_rest(self):
+        # '%2F' never passes devstack's Apache; '#' and '?' would end
+        # the path.
+        self.assertEqual('nbd+unix:///run/s.sock',
+                         client_mod.quote_key('nbd+unix:///run/s.sock'))
+        self.assertEqual('cinder-1@hdd%23a%3Fb%25',
+                         client_mod.quote_key('cinder-1@hdd#a?b%'))
+        self.assertEqual('a%2Fb', client_mod.quote('a/b'))
