@@ -32,6 +32,7 @@ from iothrottle.api import handler
 from iothrottle.api import microversion
 from iothrottle.api import policy
 from iothrottle.api import util
+from iothrottle.conductor import instances
 from iothrottle.db import api
 
 HEALTHCHECK_PATH = '/healthcheck'
@@ -92,26 +93,13 @@ class _RawPath:
         return self.application(environ, start_response)
 
 
-def _nova_factory(conf):
-    """A function returning one novaclient Client from [nova], made on
-    first use (most requests never need Nova)."""
-    made = []
-
-    def nova():
-        if not made:
-            from iothrottle.conductor import instances
-            made.append(instances.nova_client(conf))
-        return made[0]
-    return nova
-
-
 def deploy(conf, engine=None, nova=None):
     """The WSGI application of ``conf`` (its options registered and
     parsed), over ``engine`` (default: [database] connection) and
     ``nova`` (a function returning a novaclient Client; default from
-    [nova])."""
+    [nova], None if it has no credentials)."""
     engine = engine if engine is not None else api.engine_from_conf(conf)
-    nova = nova or _nova_factory(conf)
+    nova = nova or instances.nova_factory(conf)
     application = handler.Handler(conf, engine, nova)
     application = microversion_middleware.MicroversionMiddleware(
         application, microversion.SERVICE_TYPE, microversion.VERSIONS,

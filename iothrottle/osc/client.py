@@ -74,8 +74,8 @@ class Client:
     def put(self, path, body):
         return self.request('PUT', path, body=body)
 
-    def delete(self, path):
-        return self.request('DELETE', path)
+    def delete(self, path, params=None):
+        return self.request('DELETE', path, params=params)
 
     def nova(self):
         """A novaclient Client on the same session."""

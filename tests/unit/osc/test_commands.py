@@ -152,11 +152,19 @@ class TestTierCommands(CommandTestCase):
                          '(HTTP 400)', str(exc))
         exc = self.assertRaises(exceptions.CommandError, self.run_command,
                                 tier.DeleteTier, 'gold')
-        self.assertIn('is used by 1 instance(s)', str(exc))
+        self.assertIn('is used by 1 flavor(s): m1.gold (f-gold) and 1 '
+                      'instance(s)', str(exc))
         exc = self.assertRaises(exceptions.CommandError, self.run_command,
                                 tier.CreateTier, 'bronze', headers=ALICE)
         self.assertEqual('policy does not allow iothrottle:tiers:create to '
                          'be performed (HTTP 403)', str(exc))
+
+    def test_force_deletes_a_tier_in_use(self):
+        self.assertEqual('', self.run_command(tier.DeleteTier, 'gold',
+                                              '--force'))
+        exc = self.assertRaises(exceptions.CommandError, self.run_command,
+                                tier.ShowTier, 'gold')
+        self.assertIn('(HTTP 404)', str(exc))
 
     def test_a_bad_number_is_refused_before_any_request(self):
         parser = tier.CreateTier(App(None), None).get_parser('x')
