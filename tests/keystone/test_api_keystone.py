@@ -31,7 +31,8 @@ now), instance B of proj-b, and the last load of their storage domain.
 
 Then, all through ``openstack`` and Apache: the admin creates a tier,
 declares a storage domain's capacity (one key with ``//``, which Apache
-merges) and reads its load; alice (member of proj-a) reads A's throttle
+merges) and reads its load, and cannot delete the tier A's flavor
+names; alice (member of proj-a) reads A's throttle
 state and gets 403 on B and on every write.  No test is skipped: a
 missing Keystone, uwsgi, Apache or devstack tree fails with what
 installs it.
@@ -395,11 +396,11 @@ class KeystoneAndApi(fixtures.Fixture):
 
 
 def seed(engine, projects):
-    """What the conductor would have written: A of proj-a capped now, B
-    of proj-b released."""
+    """What the conductor would have written: A of proj-a (its flavor
+    names tier gold) capped now, B of proj-b released."""
     now = datetime.datetime.now(datetime.timezone.utc)
     api.record_instances(engine, [
-        api.InstanceRecord(UUID_A, projects['proj-a']),
+        api.InstanceRecord(UUID_A, projects['proj-a'], tier='gold'),
         api.InstanceRecord(UUID_B, projects['proj-b'])])
     api.record_decisions(engine, DOMAIN, [model.Decision(
         UUID_B, 'vda', model.RELEASE, 'calm')], 'guarantee',
@@ -475,6 +476,14 @@ class TestApiBehindKeystone(testtools.TestCase):
                      ('decision', 'list')):
             self.assertForbidden(self.alice('iothrottle', *argv,
                                             check=False))
+
+        # A's flavor names gold; the API has no [nova] credentials here.
+        refused = self.cloud.admin('iothrottle', 'tier', 'delete', 'gold',
+                                   check=False)
+        self.assertNotEqual(0, refused.returncode)
+        self.assertIn("tier 'gold' is used by 1 instance(s): %s (Nova's "
+                      "flavors not checked" % UUID_A, refused.stderr)
+        self.assertIn('(HTTP 409)', refused.stderr)
 
         admin_view = json.loads(self.cloud.admin(
             'iothrottle', 'decision', 'list', '-f', 'json').stdout)
