@@ -261,21 +261,35 @@ def tier_users(session, name):
     return shown, count
 
 
-def delete_tier(engine, name):
-    """Delete tier ``name``; raises NotFound, or InUse while instances
-    recorded by the conductor (``record_instances``) have a flavor that
-    names it: their guarantee would vanish.  Flavors with no instance
-    that name it are invalid from then on."""
+def _named(what, names, count):
+    """'2 flavor(s): a, b' (at most _SHOWN_USERS names, then '...')."""
+    return '%d %s(s): %s%s' % (count, what, ', '.join(names[:_SHOWN_USERS]),
+                               ', ...' if count > _SHOWN_USERS else '')
+
+
+def delete_tier(engine, name, flavors=(), force=False):
+    """Delete tier ``name``; raises NotFound, or (unless ``force``)
+    InUse while ``flavors`` (names of the flavors whose extra specs name
+    it, from Nova: :mod:`iothrottle.tier_use`) or instances recorded by
+    the conductor (``record_instances``) use it: their guarantee would
+    vanish, and flavors naming it are invalid from then on.  The
+    message names them (flavors first) and says nothing of ``force``:
+    each caller names its own way to give it.  Returns the instance
+    uuids and the count of those that used it (a forced delete's log)."""
+    flavors = list(flavors)
     with _session(engine) as session, session.begin():
         row = session.get(models.Tier, name)
         if row is None:
             raise NotFound('no tier %r' % (name,))
         shown, count = tier_users(session, name)
-        if count:
-            raise InUse('tier %r is used by %d instance(s): %s%s'
-                        % (name, count, ', '.join(shown),
-                           ', ...' if count > len(shown) else ''))
+        if not force and (flavors or count):
+            users = ([_named('flavor', flavors, len(flavors))]
+                     if flavors else [])
+            users += [_named('instance', shown, count)] if count else []
+            raise InUse('tier %r is used by %s'
+                        % (name, ' and '.join(users)))
         session.delete(row)
+        return shown, count
 
 
 # Flavor guarantee cache
