@@ -6,8 +6,12 @@ decision says the state:
 
 * a cap whose lease has not expired: "capped at 20 IOPS, 1.3 MB/s until
   12:00:30 UTC (25 s left)" and the controller's reason;
-* a cap whose lease expired: not throttled any more (the agent restored
-  the disk by itself; the conductor stopped renewing);
+* a cap whose lease ended: not throttled any more, from the end of its
+  lease (the agent restored the disk by itself; the conductor stopped
+  renewing) or from the round in which its agent reported the disk
+  without a cap (an agent restarted, a guest restarted or migrated, a
+  decision that arrived too late): the conductor then ends the stored
+  lease at once (:func:`iothrottle.db.api.end_caps`);
 * a release: not throttled since then.
 
 The history follows, one line per decision, newest first.
@@ -44,7 +48,8 @@ RELEASED = 'released'
 
 def disk_status(record, now):
     """CAPPED (a cap whose lease runs at ``now``), LAPSED (a cap whose
-    lease ran out: the agent lifted it by itself) or RELEASED."""
+    lease ended: it ran out, or its agent reported the cap lifted) or
+    RELEASED."""
     expires = record.lease_expires_at
     if record.action == 'cap':
         if expires is not None and _utc(expires) > _utc(now):
@@ -75,7 +80,7 @@ def disk_state(record, now):
             record.device, format_cap(record.cap_iops, record.cap_bytes_sec),
             _clock(expires), left_s, record.policy, record.reason)
     if record.action == 'cap':
-        return ('%s: not throttled: the last cap (%s) lapsed at %s'
+        return ('%s: not throttled: the last cap (%s) ended at %s'
                 % (record.device,
                    format_cap(record.cap_iops, record.cap_bytes_sec),
                    _clock(expires or record.decided_at)))

@@ -1,5 +1,8 @@
 """The middleware pipeline of the API, from the outside in:
 
+0. ``_RawPath``: the path as the client sent it, where a proxy in
+   front normalised it (Apache merges ``//`` in storage domain keys
+   such as ``nbd+unix:///run/s.sock``);
 1. ``HTTPProxyToWSGI``: the scheme and host a TLS proxy in front saw
    ([oslo_middleware] enable_proxy_headers_parsing);
 2. ``RequestId``: ``x-openstack-request-id`` on every response;
@@ -16,6 +19,8 @@
 10. the route table.
 """
 
+import urllib.parse
+
 import oslo_middleware
 from oslo_middleware import healthcheck
 
@@ -27,6 +32,7 @@ from iothrottle.api import handler
 from iothrottle.api import microversion
 from iothrottle.api import policy
 from iothrottle.api import util
+from iothrottle.conductor import instances
 from iothrottle.db import api
 
 HEALTHCHECK_PATH = '/healthcheck'
@@ -57,26 +63,43 @@ class _JsonOnly:
         return self.application(environ, start_response)
 
 
-def _nova_factory(conf):
-    """A function returning one novaclient Client from [nova], made on
-    first use (most requests never need Nova)."""
-    made = []
+class _RawPath:
+    """Route on the path the client sent, not the one a proxy made.
 
-    def nova():
-        if not made:
-            from iothrottle.conductor import instances
-            made.append(instances.nova_client(conf))
-        return made[0]
-    return nova
+    Storage domain keys and pool names hold ``/`` and travel unencoded
+    (``%2F`` never passes Apache: 404 by default, and mod_proxy_uwsgi
+    answers 500 even with ``AllowEncodedSlashes``).  Apache then merges
+    slashes (``nbd://host:10809`` arrives as ``nbd:/host:10809``) and
+    resolves ``.`` and ``..`` segments before it computes PATH_INFO,
+    but passes the request line's path untouched as REQUEST_URI.  When
+    that raw path, decoded, starts with SCRIPT_NAME, its rest is the
+    PATH_INFO the client meant; otherwise (no REQUEST_URI, a rewritten
+    prefix) PATH_INFO stays as the server gave it.  SCRIPT_NAME loses a
+    trailing ``/`` (Apache gives ``/iothrottle/`` for that URL), so
+    that links made from it have one ``/`` after the prefix.
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        raw = environ.get('REQUEST_URI')
+        if raw:
+            path = urllib.parse.unquote(raw.partition('?')[0])
+            prefix = environ.get('SCRIPT_NAME', '').rstrip('/')
+            rest = path[len(prefix):]
+            if path.startswith(prefix) and rest.startswith('/'):
+                environ['SCRIPT_NAME'], environ['PATH_INFO'] = prefix, rest
+        return self.application(environ, start_response)
 
 
 def deploy(conf, engine=None, nova=None):
     """The WSGI application of ``conf`` (its options registered and
     parsed), over ``engine`` (default: [database] connection) and
     ``nova`` (a function returning a novaclient Client; default from
-    [nova])."""
+    [nova], None if it has no credentials)."""
     engine = engine if engine is not None else api.engine_from_conf(conf)
-    nova = nova or _nova_factory(conf)
+    nova = nova or instances.nova_factory(conf)
     application = handler.Handler(conf, engine, nova)
     application = microversion_middleware.MicroversionMiddleware(
         application, microversion.SERVICE_TYPE, microversion.VERSIONS,
@@ -93,4 +116,4 @@ def deploy(conf, engine=None, nova=None):
     application = _Healthcheck(application,
                                healthcheck.Healthcheck(None, conf))
     application = oslo_middleware.RequestId(application)
-    return oslo_middleware.HTTPProxyToWSGI(application, conf)
+    return _RawPath(oslo_middleware.HTTPProxyToWSGI(application, conf))

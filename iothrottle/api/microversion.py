@@ -24,7 +24,9 @@ VERSIONS = [
             # can depend on its response without them, and a version
             # that only adds response fields to an unreleased one would
             # be history without a user.  After the first release, a
-            # new field is a new microversion.
+            # new field is a new microversion.  For the same reason
+            # DELETE /tiers/{name}?force=true (and the check of Nova's
+            # flavors it skips) is part of 1.0.
 ]
 
 

@@ -75,6 +75,24 @@ def conflict(message):
                                   json_formatter=json_error_formatter)
 
 
+def unavailable(message):
+    """A 503 whose detail is the one-line ``message``."""
+    return webob.exc.HTTPServiceUnavailable(
+        message, json_formatter=json_error_formatter)
+
+
+def bool_param(params, name):
+    """Parameter ``name`` of ``params``: 'true' or 'false' (any case);
+    False if absent; 400 for anything else."""
+    text = params.get(name)
+    if text is None:
+        return False
+    if text.lower() not in ('true', 'false'):
+        raise bad_request('%s: must be true or false, got %r'
+                          % (name, text[:40]))
+    return text.lower() == 'true'
+
+
 def json_response(req, data, status=200):
     response = req.response
     response.status = status

@@ -97,9 +97,21 @@ class Sink:
     arrives and hands it to its host's agent endpoint."""
 
     def __init__(self, endpoints_by_uuid):
+        from iothrottle.rpc import api   # oslo_messaging: after setup()
+        self.target = api.compute_target()
         self.endpoints_by_uuid = endpoints_by_uuid
         self.receipts = []    # (issued_at, received_at)
+        self.floors_casts = 0
         self.lock = threading.Lock()
+
+    def set_memory_floors(self, ctxt, floors):
+        """The floors cast to a host ({uuid: MiB}): counted and handed
+        to the agent of the first instance they name."""
+        with self.lock:
+            self.floors_casts += 1
+        endpoint = self.endpoints_by_uuid.get(next(iter(floors or {}), None))
+        if endpoint is not None:
+            endpoint.set_memory_floors(ctxt, floors)
 
     def apply(self, ctxt, decisions):
         from iothrottle.rpc import wire

@@ -135,11 +135,13 @@ def load_balloon(conf, conn, floors_mb):
 
 
 def conductor_mode_floors(conf):
-    """Balloon floors in conductor mode, where guarantees live in the
-    conductor: the ``min_memory_mb`` of the flavors in ``[compute]
-    tiers_file`` if that file exists, else none (``[balloon]
-    floor_fraction`` for every guest).  A file that exists but is
-    malformed is an error."""
+    """Fallback balloon floors in conductor mode: the ``min_memory_mb``
+    of the flavors in ``[compute] tiers_file`` if that file exists, else
+    none (``[balloon] floor_fraction``).  The conductor casts each
+    instance's own floor, which wins; these serve only the instances it
+    has said nothing about (see
+    :class:`iothrottle.compute.balloon_agent.BalloonAgent`).  A file
+    that exists but is malformed is an error."""
     path = conf.compute.tiers_file
     if not path or not os.path.exists(path):
         return {}

@@ -115,7 +115,8 @@ def build(conf):
     transport = rpc_api.get_transport(conf)
     membership = build_membership(conf)
     conductor = service.Conductor(
-        the_core, rpc_api.ComputeAPI(transport), store,
+        the_core, rpc_api.ComputeAPI(
+            transport, version_cap=conf.upgrade_levels.compute), store,
         conf.controller.policy,
         max_report_age_s=conf.conductor.max_message_age_s,
         capacity_refresh_s=conf.conductor.capacity_refresh_s,

@@ -8,7 +8,7 @@
     iothrottle-manage tier create gold --min-iops 100 \\
         --min-bytes-sec 6553600 --weight 4
     iothrottle-manage tier list
-    iothrottle-manage tier delete gold
+    iothrottle-manage tier delete gold [--force]
     iothrottle-manage throttle why INSTANCE_UUID [--limit 20]
     iothrottle-manage pool set-profile cinder-1@lvm#a wd1600js.json \\
         --scheduler bfq
@@ -39,6 +39,7 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from iothrottle.cinder import placement
+from iothrottle.conductor import instances
 from iothrottle import conf as iothrottle_conf
 from iothrottle.db import api
 from iothrottle.db import migration
@@ -46,6 +47,7 @@ from iothrottle import extra_specs
 from iothrottle.seekmodel import model as seek_model
 from iothrottle.seekmodel import profile as profile_mod
 from iothrottle import throttle_status
+from iothrottle import tier_use
 from iothrottle import tiers
 
 PROG = 'iothrottle-manage'
@@ -93,8 +95,14 @@ def _add_parsers(subparsers):
                         help='balloon floor of its instances; default 0 '
                              '([balloon] floor_fraction of their memory)')
     tier_actions.add_parser('list', help='Print every tier.')
-    delete = tier_actions.add_parser('delete', help='Delete a tier.')
+    delete = tier_actions.add_parser(
+        'delete', help='Delete a tier; refused while a flavor in Nova '
+                       '(asked with the [nova] credentials, if any) or a '
+                       'recorded instance uses it.')
     delete.add_argument('tier_name', metavar='NAME')
+    delete.add_argument('--force', action='store_true',
+                        help='delete it even while used, without asking '
+                             'Nova')
 
     throttle = subparsers.add_parser('throttle', help='Caps and why.')
     throttle_actions = throttle.add_subparsers(dest='action',
@@ -314,8 +322,15 @@ def tier_list(conf, engine):
 def tier_delete(conf, engine):
     _require_synced(engine)
     try:
-        api.delete_tier(engine, conf.category.tier_name)
-    except (api.NotFound, api.InUse) as exc:
+        tier_use.delete_tier(engine, conf.category.tier_name,
+                             instances.nova_factory(conf),
+                             conf.category.force)
+    except api.InUse as exc:
+        raise CommandError('%s; --force deletes it anyway' % exc) from None
+    except tier_use.NovaUnavailable as exc:
+        raise CommandError('%s; --force deletes it without the check'
+                           % exc) from None
+    except api.NotFound as exc:
         raise CommandError(str(exc)) from None
     print('tier %s deleted' % conf.category.tier_name)
 

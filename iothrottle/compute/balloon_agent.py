@@ -23,6 +23,7 @@ the agent of a guest too slow to answer within its budget
 """
 
 import dataclasses
+import math
 
 import libvirt
 from oslo_log import log as logging
@@ -77,7 +78,21 @@ class BalloonReport:
 
 class BalloonAgent:
     """See the module docstring.  ``min_memory_mb`` maps a flavor name to
-    its floor in MiB (``iothrottle:min_memory_mb`` or a tier)."""
+    its floor in MiB (``iothrottle:min_memory_mb`` or a tier), from the
+    local tiers file.
+
+    In conductor mode the conductor casts each instance's floor, resolved
+    from its own flavor's extra specs and tiers as its I/O guarantee is
+    (:meth:`set_conductor_floors`).  The conductor's floor of an instance
+    wins over the file, a floor of 0 included (no floor set: the
+    ``[balloon] floor_fraction``): it is the one source of guarantees
+    for the whole cloud, resolved from the instance's own flavor rather
+    than a flavor name, where a file on each host is kept by hand and
+    goes stale.  The file serves an instance the conductor has said
+    nothing about (an older conductor, a bus down since the agent
+    started, an instance Nova has not placed yet), and one whose floor
+    from the conductor exceeds its memory (refused, logged once).
+    """
 
     def __init__(self, conf, conn, policy=None, min_memory_mb=None,
                  reporter=None):
@@ -85,6 +100,9 @@ class BalloonAgent:
         self.conn = conn
         self.policy = policy or load_policy(conf)
         self.min_memory_mb = dict(min_memory_mb or {})
+        # uuid -> MiB from the conductor; replaced whole, never mutated
+        # (set on an RPC thread, read on the loop thread).
+        self.conductor_floors = {}
         self.reporter = reporter or self._agent_report
         self.watch = watch_mod.BalloonWatch(conf.balloon.stuck_intervals)
         self.gate = estimator.ReportGate(
@@ -183,7 +201,8 @@ class BalloonAgent:
         max_mb = b.maximum_kib / 1024.0
         flavor = instance.flavor if instance is not None else ''
         floor = watch_mod.floor_mb(max_mb, self.conf.balloon.floor_fraction,
-                                   self.min_memory_mb.get(flavor))
+                                   self._override_mb(uuid, name, flavor,
+                                                     max_mb))
         usable_mb = (b.usable_kib or 0) / 1024.0
         est = self._estimate(uuid, name, now_s)
         if self.watch.held(uuid):
@@ -203,6 +222,29 @@ class BalloonAgent:
             self._log_once((uuid, 'memory'), 'balloon: %s' % exc)
             return None, est
         return guest, est
+
+    def set_conductor_floors(self, floors):
+        """The conductor's floors ({uuid: MiB}, decoded by
+        :func:`iothrottle.rpc.wire.decode_memory_floors`) replace the
+        last ones."""
+        self.conductor_floors = dict(floors)
+
+    def _override_mb(self, uuid, name, flavor, max_mb):
+        """The floor of ``uuid`` (MiB) that replaces the floor_fraction,
+        or None: the conductor's, else the tiers file's (see the class
+        docstring)."""
+        floors = self.conductor_floors
+        if uuid in floors:
+            floor_mb = floors[uuid]
+            if isinstance(floor_mb, (int, float)) and \
+                    math.isfinite(floor_mb) and 0 <= floor_mb <= max_mb:
+                self._logged.discard((uuid, 'floor'))
+                return floor_mb or None
+            self._log_once((uuid, 'floor'), 'balloon: memory floor %r MiB '
+                           'from the conductor for %s (%s) is not within '
+                           'its memory (%.0f MiB): ignored'
+                           % (floor_mb, name, uuid, max_mb))
+        return self.min_memory_mb.get(flavor)
 
     def _estimate(self, uuid, name, now_s):
         quiet = self._quiet.get(uuid)

@@ -18,6 +18,16 @@ spoofed sample must not get a real VM capped).
 A round is *due* when every host heard from recently has reported since
 the last round, or when the first of the new reports has waited
 ``wait_s`` (a slow or lost host does not hold the others back).
+
+A round also gives each host the balloon floors (``min_memory_mb``) of
+its instances whose guarantee is known, and the disks whose recorded
+cap has ended before its lease: the shell tells the core which caps it
+cast to which agent (:meth:`Core.cast`), and a disk its host reports
+without a cap, in a report of an agent that took that cast in
+(``decided_through``) or of another agent process (a restarted agent
+starts with no cap), has none in force.  Only a disk admitted from the
+reporting host counts (Nova places its instance there), so a host
+cannot end another host's caps.
 """
 
 import collections
@@ -163,7 +173,10 @@ class Round:
     ``by_domain``: ``{domain: [Decision]}`` to record; ``peaks``:
     ``{domain: (iops, bytes_sec)}`` that grew (to persist); ``errors``:
     one line each; ``loads``: ``{domain: model.DomainLoad}`` of every
-    domain decided (to persist).
+    domain decided (to persist); ``floors``: ``{host: {instance uuid:
+    min_memory_mb}}`` of the instances whose guarantee is known (to
+    cast); ``lifted``: disk ids whose recorded cap is no longer in force
+    (to record); ``agents``: ``{host: agent_id}`` of the reports.
     """
     now_s: float
     hosts: tuple
@@ -172,6 +185,9 @@ class Round:
     peaks: dict
     errors: tuple
     loads: dict = dataclasses.field(default_factory=dict)
+    floors: dict = dataclasses.field(default_factory=dict)
+    lifted: tuple = ()
+    agents: dict = dataclasses.field(default_factory=dict)
 
 
 class Core:
@@ -208,6 +224,13 @@ class Core:
         self._states = {}       # domain -> policy state
         self._decided_at = {}   # domain -> now_s of its last round
         self.owners = {}        # disk_id -> host, from the last round
+        # Several conductors: owns(domain) says whether this one decides
+        # a domain (its samples still give their hosts' floors); None:
+        # every domain.
+        self.owns = None
+        # disk_id -> (agent_id, issued_at, now_s) of the last cap cast
+        # on it (loop thread only: decide and cast).
+        self._casts = {}
 
     # -- reports ------------------------------------------------------
 
@@ -280,9 +303,10 @@ class Core:
             pending = self.take()
         self._forget(now_s)
         errors = []
-        owners, caps = {}, {}
+        owners, caps, resolved = {}, {}, {}
         self._placements = {}
         by_domain_samples = collections.defaultdict(list)
+        floors, lifted = collections.defaultdict(dict), []
         for host in sorted(pending):
             report = pending[host][0]
             for sample in report.samples:
@@ -293,13 +317,22 @@ class Core:
                     errors.append('%s: sample of %s ignored: %s'
                                   % (host, sample.disk_id, exc))
                     continue
-                if domain is not None:
+                if domain is None:
+                    continue
+                if self.owns is None or self.owns(domain):
                     # A new sample (validated again) only when an alias
                     # renames the key: at 10k disks the copies cost a
                     # third of a round.
                     by_domain_samples[domain].append(
                         sample if domain == sample.storage_domain else
                         dataclasses.replace(sample, storage_domain=domain))
+                guarantee = resolved[sample.disk_id] = self._resolve(
+                    sample, errors)
+                if guarantee is not None:
+                    floors[host][sample.instance_uuid] = \
+                        guarantee.min_memory_mb
+                if self._lifted(report, sample.disk_id):
+                    lifted.append(sample.disk_id)
         self.owners = owners
         by_host = collections.defaultdict(list)
         by_domain, peaks, loads = {}, {}, {}
@@ -310,18 +343,47 @@ class Core:
                 sum(s.bytes_sec for s in samples))
             if peak is not None:
                 peaks[domain] = peak
-            decided = self._decide_domain(domain, samples, caps, now_s,
-                                          errors)
-            if decided:
-                by_domain[domain] = [d for d, _ in decided]
-            loads[domain] = self._load(domain, samples, caps,
-                                       [d for d, _ in decided])
-            for decision, guarantee in decided:
+            result = self._decide_domain(domain, samples, caps,
+                                         resolved, now_s, errors)
+            if result.decided:
+                by_domain[domain] = [d for d, _ in result.decided]
+            loads[domain] = self._load(domain, samples, caps, result)
+            for decision, guarantee in result.decided:
                 by_host[owners[decision.disk_id]].append(
                     (decision, guarantee))
         return Round(now_s=now_s, hosts=tuple(sorted(pending)),
                      by_host=dict(by_host), by_domain=by_domain,
-                     peaks=peaks, errors=tuple(errors), loads=loads)
+                     peaks=peaks, errors=tuple(errors), loads=loads,
+                     floors=dict(floors), lifted=tuple(lifted),
+                     agents={host: pending[host][0].agent_id
+                             for host in pending})
+
+    def cast(self, agent_id, decisions, issued_at, now_s):
+        """The shell cast ``decisions`` (model.Decision) issued at
+        ``issued_at`` (its wall clock) to the agent ``agent_id`` (''
+        for an older agent) at ``now_s``: the caps among them end when
+        their disks are reported without one (see the module
+        docstring)."""
+        for decision in decisions:
+            if decision.action == model.CAP and agent_id:
+                self._casts[decision.disk_id] = (agent_id, issued_at, now_s)
+            else:
+                self._casts.pop(decision.disk_id, None)
+
+    def _lifted(self, report, disk_id):
+        """Whether ``report`` says the cap last cast on ``disk_id`` is
+        not in force (forgetting the cast if so)."""
+        cast = self._casts.get(disk_id)
+        cap = report.caps.get(disk_id)
+        if cast is None or (cap is not None and cap.limits) \
+                or not report.agent_id:
+            return False
+        agent_id, issued_at, _ = cast
+        if report.agent_id == agent_id and \
+                report.decided_through < issued_at:
+            return False     # the cast may not have arrived yet
+        del self._casts[disk_id]
+        return True
 
     def _forget(self, now_s):
         """Drop the hosts and storage domains silent for
@@ -335,6 +397,9 @@ class Core:
             if now_s - decided_s > forget_s:
                 del self._decided_at[domain]
                 self._states.pop(domain, None)
+        for disk_id, (_, _, cast_s) in list(self._casts.items()):
+            if now_s - cast_s > forget_s:
+                del self._casts[disk_id]
 
     def forget_domains(self, domains):
         """Start ``domains`` afresh at their next round (several
@@ -359,8 +424,9 @@ class Core:
         caps[sample.disk_id] = report.caps.get(sample.disk_id)
         return domain
 
-    def _decide_domain(self, domain, samples, caps, now_s, errors):
-        disks = [(sample, self._guarantee(sample, errors),
+    def _decide_domain(self, domain, samples, caps, resolved, now_s,
+                       errors):
+        disks = [(sample, resolved.get(sample.disk_id) or model.NO_GUARANTEE,
                   caps.get(sample.disk_id)) for sample in samples]
         result = domain_mod.decide(
             self.policy, self._states.get(domain), domain,
@@ -368,32 +434,38 @@ class Core:
         self._states[domain] = result.state
         self._decided_at[domain] = now_s
         errors.extend(result.errors)
-        return list(result.decided)
+        return result
 
-    def _load(self, domain, samples, caps, decisions):
-        """The DomainLoad of ``domain`` this round: its totals against
-        the capacity the policy was given, measured and bordered as the
-        policy does (:meth:`Policy.load`, :meth:`Policy.saturation_border`:
-        without a border, saturated means at full capacity), and its
-        disks under a cap once ``decisions`` are applied (a disk not
-        decided on keeps the cap its agent holds)."""
+    def _load(self, domain, samples, caps, result):
+        """The DomainLoad of ``domain`` this round: its totals, its load
+        and saturation as the policy judged them (``result``, a
+        DomainResult), or else against the capacity the policy was given,
+        measured and bordered as the policy does (:meth:`Policy.load`,
+        :meth:`Policy.saturation_border`: without a border, saturated
+        means at full capacity), and its disks under a cap once the
+        round's decisions are applied (a disk not decided on keeps the
+        cap its agent holds)."""
         iops = sum(s.iops for s in samples)
         bytes_sec = sum(s.bytes_sec for s in samples)
-        load = self.policy.load(self.capacities.capacity_of(domain), iops,
-                                bytes_sec)
-        border = self.policy.saturation_border()
+        load = result.load
+        if load is None:
+            load = self.policy.load(self.capacities.capacity_of(domain),
+                                    iops, bytes_sec)
+        saturated = result.saturated
+        if saturated is None:
+            border = self.policy.saturation_border()
+            saturated = load >= (1.0 if border is None else border)
         capped = {sample.disk_id for sample in samples
                   if caps.get(sample.disk_id) is not None
                   and caps[sample.disk_id].limits}
-        for decision in decisions:
+        for decision, _ in result.decided:
             if decision.action == model.CAP and decision.cap is not None \
                     and decision.cap.limits:
                 capped.add(decision.disk_id)
             else:
                 capped.discard(decision.disk_id)
         return model.DomainLoad(
-            iops=iops, bytes_sec=bytes_sec, load=load,
-            saturated=load >= (1.0 if border is None else border),
+            iops=iops, bytes_sec=bytes_sec, load=load, saturated=saturated,
             disks=len(samples), caps=len(capped))
 
     def _accepted(self, host, sample, now_s, errors):
@@ -413,14 +485,17 @@ class Core:
                    placement.host if placement else 'no host known yet'))
         return False
 
-    def _guarantee(self, sample, errors):
+    def _resolve(self, sample, errors):
+        """The guarantee of an admitted ``sample``'s instance, or None
+        when it is not known (a flavor the guarantees do not cover, or
+        cannot read)."""
         if self.instances is not None:
             placement = self._placements.get(sample.disk_id)
-            return placement.guarantee if placement else model.NO_GUARANTEE
+            return placement.guarantee if placement else None
         try:
             if self.guarantees.covers(sample.flavor):
                 return self.guarantees.guarantee_for(sample.flavor)
         except Exception as exc:
             errors.append('guarantee of %s (flavor %r): %s'
                           % (sample.instance_uuid, sample.flavor, exc))
-        return model.NO_GUARANTEE
+        return None

@@ -347,3 +347,24 @@ def nova_client(conf):
         conf.nova.api_version, session=session,
         region_name=conf.nova.region_name,
         endpoint_type=conf.nova.interface)
+
+
+def nova_configured(conf):
+    """Whether ``[nova]`` names credentials (``auth_type``, or an
+    ``auth_section`` holding them)."""
+    return bool(conf.nova.auth_type or conf.nova.auth_section)
+
+
+def nova_factory(conf):
+    """A function returning one :func:`nova_client` of ``conf``, made on
+    first use (most API requests never need Nova); None when ``[nova]``
+    has no credentials."""
+    if not nova_configured(conf):
+        return None
+    made = []
+
+    def nova():
+        if not made:
+            made.append(nova_client(conf))
+        return made[0]
+    return nova

@@ -88,27 +88,8 @@ def gained(old, new, domains):
                                            or not old.owns(domain)))
 
 
-def keep_owned(pending, owns, domain_of):
-    """``pending`` reports ({host: (Report, received_at_s)}) with only the
-    samples (and caps) of the storage domains ``owns(domain)`` accepts,
-    ``domain_of`` mapping a reported key to its domain.  Every host stays:
-    it reported, whether or not this conductor decides any of its disks.
-    """
-    kept = {}
-    verdicts = {}
-    for host, (report, received_s) in pending.items():
-        samples = []
-        for sample in report.samples:
-            key = sample.storage_domain
-            if key not in verdicts:
-                verdicts[key] = owns(domain_of(key))
-            if verdicts[key]:
-                samples.append(sample)
-        if len(samples) != len(report.samples):
-            disk_ids = {sample.disk_id for sample in samples}
-            report = dataclasses.replace(
-                report, samples=tuple(samples),
-                caps={disk_id: cap for disk_id, cap in report.caps.items()
-                      if disk_id in disk_ids})
-        kept[host] = (report, received_s)
-    return kept
+def host_key(host):
+    """The ring key of compute host ``host``: what only one conductor
+    casts for a host (its memory floors) goes by the owner of this key
+    (a prefix no storage domain key has)."""
+    return 'host:%s' % host

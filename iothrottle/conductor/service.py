@@ -11,6 +11,7 @@ effort: when it is unreachable the conductor keeps deciding from memory
 and says so once in its log (and once when it is back).
 """
 
+import datetime
 import threading
 import time
 
@@ -38,6 +39,13 @@ STOP_WRITES_S = 5.0
 # Dropped reports and rejected samples are logged at most this often per
 # host: a flood must not become a log flood.
 WARN_EVERY_S = 60.0
+
+# A host's memory floors are cast when they change, to a new agent
+# process, and again once the last cast is this old: casts are fire and
+# forget, and a lost one must not leave an agent on its tiers file for
+# longer than a minute, while an unchanged map every interval would
+# double the messages a round sends.
+FLOORS_REFRESH_S = 60.0
 
 
 class Store:
@@ -144,6 +152,8 @@ class Conductor:
         self._stopping = False
         self._warnings = core_mod.WarnEvery(WARN_EVERY_S)
         self._capacities_read_s = clock()
+        # host -> (agent_id, floors, cast at) of its last floors cast.
+        self._floors_sent = {}
         # Database writes happen on one thread of their own, so a hung
         # database never holds the decision loop (issue 9 item 11).
         self._writer = writer or _writer()
@@ -239,25 +249,28 @@ class Conductor:
         return round_
 
     def _owned(self, pending):
-        """``pending`` with only the samples of the domains this
-        conductor owns (all of them without a membership); a domain
-        gained since the last round starts with a fresh policy state."""
+        """Several conductors: from now on the core decides only the
+        domains the current view owns (every domain without a
+        membership); a domain gained since the last round starts from a
+        fresh policy state.  Returns ``pending``."""
         if self.membership is None:
             return pending
         view = self.membership.current()
+        if view is self.view:
+            return pending
         domain_of = self.core.domain_map.domain_of
-        if view is not self.view:
-            domains = {domain_of(sample.storage_domain)
-                       for report, _ in pending.values()
-                       for sample in report.samples}
-            gained = ownership_mod.gained(self.view, view, domains)
-            self.core.forget_domains(gained)
-            LOG.info('deciding %d of the %d storage domain(s) reported, '
-                     'epoch %d (%d gained)',
-                     sum(1 for d in domains if view.owns(d)), len(domains),
-                     view.epoch, len(gained))
-            self.view = view
-        return ownership_mod.keep_owned(pending, view.owns, domain_of)
+        domains = {domain_of(sample.storage_domain)
+                   for report, _ in pending.values()
+                   for sample in report.samples}
+        gained = ownership_mod.gained(self.view, view, domains)
+        self.core.forget_domains(gained)
+        self.core.owns = view.owns
+        LOG.info('deciding %d of the %d storage domain(s) reported, '
+                 'epoch %d (%d gained)',
+                 sum(1 for d in domains if view.owns(d)), len(domains),
+                 view.epoch, len(gained))
+        self.view = view
+        return pending
 
     def publish(self, round_):
         """Cast the decisions of a round; hand their recording to the
@@ -279,27 +292,70 @@ class Conductor:
             except Exception as exc:
                 LOG.warning('casting %d decision(s) to %s failed: %s',
                             len(pairs), host, exc)
+                continue
+            self.core.cast(round_.agents.get(host, ''),
+                           [decision for decision, _ in pairs], issued_at,
+                           round_.now_s)
+        self._cast_floors(round_)
         cast_s = time.perf_counter() - started
         for domain, decisions in sorted(round_.by_domain.items()):
             for decision in decisions:
                 LOG.info('%s %s on %s: %s', decision.action,
                          decision.disk_id, domain, decision.reason)
+        for disk_id in round_.lifted:
+            LOG.info('cap on %s no longer in force: its agent reports it '
+                     'lifted', disk_id)
         LOG.info('round %d: %d host(s), %d domain(s), %d decision(s); '
                  'decided in %.1f ms, cast in %.1f ms', self.rounds,
                  len(round_.hosts), len(round_.loads),
                  sum(len(pairs) for pairs in round_.by_host.values()),
                  self.decide_s * 1e3, cast_s * 1e3)
-        self._write(self._record, round_, self.rounds)
+        self._write(self._record, round_, issued_at, self.rounds)
         if self.clock() - self._capacities_read_s >= self.capacity_refresh_s:
             self._capacities_read_s = self.clock()
             self._write(load_capacities, self.store, self.core.capacities)
 
-    def _record(self, round_, number=0):
+    def _cast_floors(self, round_):
+        """Cast each host of the round its instances' memory floors when
+        they changed, its agent is new, or FLOORS_REFRESH_S passed (not
+        at all while ``[upgrade_levels] compute`` holds agents at 1.0)."""
+        if not getattr(self.compute_api, 'sends_memory_floors', False):
+            return
+        for host, floors in sorted(round_.floors.items()):
+            if self.view is not None and \
+                    not self.view.owns(ownership_mod.host_key(host)):
+                continue    # several conductors: the host's is another's
+            agent_id = round_.agents.get(host, '')
+            sent = self._floors_sent.get(host)
+            if (sent is not None and sent[:2] == (agent_id, floors)
+                    and round_.now_s - sent[2] < FLOORS_REFRESH_S):
+                continue
+            try:
+                self.compute_api.set_memory_floors(
+                    host, wire.memory_floors(floors))
+            except Exception as exc:
+                LOG.warning('casting the memory floors of %s failed: %s',
+                            host, exc)
+                continue
+            self._floors_sent[host] = (agent_id, floors, round_.now_s)
+        for host, (_, _, sent_s) in list(self._floors_sent.items()):
+            if round_.now_s - sent_s > 2 * FLOORS_REFRESH_S:
+                del self._floors_sent[host]   # a host gone silent
+
+    def _record(self, round_, lifted_at=None, number=0):
         """Store a round's decisions, grown peaks and domain loads (the
         loads only when they changed noticeably or at a heartbeat: see
         :func:`db_api.record_domain_loads`) in one transaction (writer
-        thread); log how long round ``number`` took to store."""
+        thread), and log how long round ``number`` took.  Caps its agents
+        report lifted end first, at ``lifted_at`` (seconds since the
+        epoch; None: now), so a disk capped again in the same round gets
+        a new cap."""
         started = time.perf_counter()
+        if round_.lifted:
+            self.store.call('ending lifted caps', db_api.end_caps,
+                            round_.lifted, None if lifted_at is None else
+                            datetime.datetime.fromtimestamp(
+                                lifted_at, datetime.timezone.utc))
         self.store.call('recording decisions', db_api.record_round,
                         round_.by_domain, round_.peaks, round_.loads,
                         self.policy_name)

@@ -15,9 +15,11 @@ from iothrottle.conf import database
 from iothrottle.conf import messaging
 from iothrottle.conf import nova
 from iothrottle.conf import storage
+from iothrottle.conf import upgrade_levels
 
 _GROUP_MODULES = (compute, controller, database, storage, messaging,
-                  nova, balloon, cinder, cinder_volumes, api, coordination)
+                  nova, balloon, cinder, cinder_volumes, api,
+                  upgrade_levels, coordination)
 
 
 def register_opts(conf):

@@ -37,6 +37,14 @@ OPTS = [
                  help='A storage domain also counts as saturated when its '
                       'mean latency exceeds this multiple of the lowest '
                       'latency it has shown (its baseline). Unitless.'),
+    cfg.FloatOpt('congestion_latency_ms',
+                 default=30.0, min=0.01, max=60000.0,
+                 help='A storage domain also counts as congested when the '
+                      'mean latency of its uncapped disks reaches this, '
+                      'whatever its baseline: VMware SIOC\'s default '
+                      'congestion threshold. While congested and busy, '
+                      'the "guarantee" policy learns the domain\'s real '
+                      'capacity from what it completes. Milliseconds.'),
     cfg.FloatOpt('want_inflight',
                  default=0.5, min=0.0,
                  help='An instance "wants more" when its mean number of '

@@ -19,11 +19,14 @@ class DomainResult:
     ``decided`` pairs each Decision with the disk's Guarantee (the agent
     clamps caps to its ceilings); ``state`` is the policy's state for the
     next interval (the old one if the policy failed); ``errors`` are
-    one-line messages.
+    one-line messages; ``load`` and ``saturated`` are the policy's own
+    judgment of the domain, if it gave one (``policy.Outcome``).
     """
     decided: tuple
     state: object
     errors: tuple = ()
+    load: float = None
+    saturated: bool = None
 
 
 def decide(policy, state, storage_domain, capacity_of, disks, now_s):
@@ -59,4 +62,5 @@ def decide(policy, state, storage_domain, capacity_of, disks, now_s):
                           % (decision.disk_id, storage_domain))
             continue
         decided.append((decision, guarantees[decision.disk_id]))
-    return DomainResult(tuple(decided), outcome.state, tuple(errors))
+    return DomainResult(tuple(decided), outcome.state, tuple(errors),
+                        outcome.load, outcome.saturated)

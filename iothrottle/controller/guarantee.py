@@ -43,12 +43,58 @@ disk the policy computes, from the host's view of the last interval:
   needed or trusted.
 
 A domain is *saturated* when its total load reaches ``border_fraction``
-(0.9, as in seed 000 and VMware SIOC) or the IOPS-weighted mean latency
-of its uncapped disks (a capped disk's latency includes its own throttle
-queue) exceeds ``latency_factor`` (3) x its baseline, the lowest latency it
-showed below the border (each interval below the border may raise it
-by at most 1 %, so a store that got slower for good is re-learned).
-The latency test catches a domain whose declared capacity is too high.
+(0.9, as in seed 000 and VMware SIOC) of its *learned* capacity, or
+when it is *congested*: the IOPS-weighted mean latency of its uncapped
+disks (a capped disk's latency includes its own throttle queue) reaches
+``latency_factor`` (3) x its baseline.  The baseline is the lowest
+latency the domain showed in a *quiet* interval - no cap in force and
+fewer than ``BUSY_INFLIGHT`` (1) requests in flight on its disks, so
+nothing queued - and each quiet interval may raise it by at most 1 %,
+so a store that got slower for good is re-learned.  Until the domain
+has had a quiet interval (one saturated from the first interval has
+none), the threshold is ``congestion_latency_ms`` (30 ms, SIOC's
+default congestion threshold).
+
+The learned capacity
+--------------------
+The capacity an operator declares in ``[storage]`` is often wrong, and
+absent it is the default of one 7200 rpm disk.  Like blk-iocost's
+``vrate`` (which scales the device model by how the device keeps its
+latency targets) and SIOC (which reads congestion from latency, not from
+a capacity), the policy keeps ``capacity_scale``, the learned capacity
+as a multiple of the told one, and measures every load against it
+(``learn_scale``):
+
+* congested while busy (at least ``BUSY_INFLIGHT`` requests in flight
+  on the uncapped disks): what the domain completed is what it can do,
+  so the capacity becomes the one at which that load is the border,
+  ``told_load / border_fraction`` - up at once, down by at most half per
+  interval (``SCALE_FALL_LIMIT``), so a burst of slow requests at the
+  end of one interval cannot throw the estimate away;
+* it completed more than the learned capacity: the capacity is at least
+  that (completions are proof);
+* otherwise the estimate stands.  In particular a load at the border
+  without congestion proves nothing: arrivals paced by caps queue
+  little even on a full store (measured on the two-host testbed: a
+  paced guest saw 10 ms, its unqueued latency, on a store at 95 %).
+
+Worked numbers: the scenario bench's store does ~95 IOPS at 10 ms a
+request; told nothing, the policy assumes one 7200 rpm disk, ~183 IOPS at
+64 KB.  A burster pushes the latency to 200 ms and the domain completes
+95 IOPS = 0.52 of the told capacity: the scale becomes 0.52 / 0.9 =
+0.58, the learned capacity 105 IOPS, and the next interval measures the
+load against it.  Told 48 IOPS (x0.5), the same store completes 95 =
+1.98 of it, and the scale becomes 1.98 at once.
+
+What it cannot learn: the capacity of a domain that is never pushed to
+congestion (it stays at what was told, or at the most it has completed,
+which is harmless: nothing there needs defending); the ratio between
+the IOPS and bandwidth axes (one scale serves both, so a told capacity
+right in IOPS and wrong in bandwidth is learned as a compromise at the
+request sizes seen); and a baseline that is never shown because the
+domain is never quiet (then the 30 ms threshold, which an operator of
+a slow store must raise, as with SIOC).  Scale changes are bounded to
+``SCALE_BOUNDS`` (0.1x to 10x the told capacity).
 
 The control loop
 ----------------
@@ -115,11 +161,34 @@ time out rather than slow down; the default is sized by that: 10 IOPS
 drains QEMU's default virtio-blk queue of 256 requests in 25.6 s, under
 the 30 s command timeout of Linux guests and far under their 120 s
 hung-task warning, and 1 MiB/s is those 10 requests at 100 KiB.  On the
-testbed's 100 IOPS store the minimum is a tenth of the domain, so a
-domain with many floorless donors at the minimum may still be short
-for its floors: the overbooked semantics are issue 8's.  A cap in force
+testbed's 100 IOPS store the minimum is a tenth of the domain, so what
+floorless donors keep at the minimum is not there for the floors
+(below).  A cap in force
 that limits neither axis (``Cap(0, 0)``, left by another tool) is handed
 to the policy as no cap (``domain.decide``), never renewed.
+
+Overbooked domains
+------------------
+When the floors in demand exceed what the domain delivers, no policy
+keeps them all, and "donors cut to their floors" leaves the victims as
+short as with no control at all (measured on the scenario bench before
+this rule: 53 % of their share).  The policy then defends each floor at
+its *share*, as mClock shares reservations it cannot all meet
+(``shares.entitlements``): on a saturated domain, each guaranteed disk
+claims its floor load if it wants more, else what it uses of it
+(``Assessment.claim``); the usable load is the border minus what the
+floorless disks doing I/O keep at the minimum cap; if the claims exceed
+it, each floor is scaled to ``usable x floor / sum of floors`` (water-
+filled: a claim below its share keeps its claim).  Victims, donors and
+caps then use the scaled floors: a donor may be cut under its nominal
+floor, down to its share, and every such decision says so in its reason
+("floor defended at 72 % of itself (overbooked)").  Floorless donors
+are cut to the minimum cap.
+
+Worked numbers: a store of 100 IOPS (border 90) with floors of 55, 30
+and 40 IOPS all in demand: 125 > 90, so each is defended at 90 / 125 =
+72 %, i.e. 39.6, 21.6 and 28.8 IOPS; a floorless burster beside them
+would keep 10 IOPS and shrink the usable load to 80, 64 %.
 
 A sample with requests but no bytes (flushes, discards, a wrapped
 counter, a lying host) is costed as 512-byte requests
@@ -132,7 +201,8 @@ itself, so a lost controller never leaves a VM throttled.  The policy
 keeps no per-disk memory: the cap in force arrives with each sample
 (``DiskInput.cap``) and its load is recomputed from it, so a restarted
 controller or a second host picks up where the last one stopped.  Its
-only state is the domain's baseline latency.
+only state is per domain: the baseline latency, the learned capacity
+scale and two streak counters.
 
 Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
 size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
@@ -149,6 +219,8 @@ Tunables (``[controller]``)
 ---------------------------
 ``border_fraction``   0.9   saturation by load, fraction of capacity
 ``latency_factor``    3.0   saturation by latency, multiple of baseline
+``congestion_latency_ms`` 30  saturation by latency before a baseline
+                            is known, milliseconds (SIOC's default)
 ``want_inflight``     0.5   requests in flight that mean "wants more"
 ``defend_fraction``   0.05  margin over a floor below which a disk that
                             wants more is defended (a victim)
@@ -166,6 +238,7 @@ import math
 from iothrottle.controller import cost
 from iothrottle.controller import model
 from iothrottle.controller import policy
+from iothrottle.controller import shares
 
 # A capped disk doing at least this fraction of its cap is pushing
 # against it: QEMU's throttle lets a saturated stream average just under
@@ -182,6 +255,23 @@ MAX_ESCALATION = 3
 # slower for good is re-learned within ~70 intervals (1.01^70 = 2).
 BASELINE_DRIFT = 1.01
 
+# Requests in flight, summed over a domain's uncapped disks, from which
+# the domain counts as busy: a device that always has a request to work
+# on is never idle, so what it completes is what it can do (to within
+# its internal parallelism).  One congested interval of a nearly idle
+# domain - a few slow requests - says nothing about its capacity.
+BUSY_INFLIGHT = 1.0
+
+# The learned capacity falls by at most half per interval: one congested
+# interval is strong evidence, but a burst of slow requests at its end is
+# not worth more than a halving; two intervals reach a quarter.
+SCALE_FALL_LIMIT = 0.5
+
+# Bounds of the learned capacity, as a multiple of the told one: an
+# operator's capacity wrong by more than 10x is a configuration to fix,
+# and the bound keeps a pathological sample from learning 0 or infinity.
+SCALE_BOUNDS = (0.1, 10.0)
+
 
 @dataclasses.dataclass(frozen=True)
 class GuaranteeTunables:
@@ -193,6 +283,7 @@ class GuaranteeTunables:
     release_fraction: float = 0.1
     calm_intervals: int = 3
     lease_s: float = 30.0
+    congestion_latency_s: float = 0.030
     minimum_cap: model.MinimumCap = model.MinimumCap()
 
     def __post_init__(self):
@@ -210,11 +301,14 @@ class DomainState:
     ``baseline_latency_s``: lowest mean latency shown below the border
     (0 until it has shown one).  ``tighten_streak``: consecutive
     intervals that tightened.  ``calm_streak``: consecutive intervals in
-    which no guarantee was at risk.
+    which no guarantee was at risk.  ``capacity_scale``: the domain's
+    learned capacity as a multiple of the one it was told (1.0 until
+    the domain shows otherwise).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
     calm_streak: int = 0
+    capacity_scale: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,10 +321,39 @@ class Assessment:
     cap_load: float
     satisfaction: float
     wants_more: bool
+    floor_share: float = 1.0
 
     @property
     def excess(self):
         return max(0.0, self.load - self.floor_load)
+
+    @property
+    def claim(self):
+        """The load of floor it asks for now: all of it when it wants
+        more, else what it uses of it."""
+        return (self.floor_load if self.wants_more
+                else min(self.load, self.floor_load))
+
+    @property
+    def floor_guarantee(self):
+        """The guarantee as defended this interval: the floors times
+        ``floor_share`` (below 1 only on an overbooked domain)."""
+        g = self.disk.guarantee
+        if self.floor_share >= 1.0:
+            return g
+        return model.Guarantee(min_iops=g.min_iops * self.floor_share,
+                               min_bytes_sec=g.min_bytes_sec
+                               * self.floor_share,
+                               weight=g.weight, tier=g.tier)
+
+    def scaled(self, floor_share):
+        """This assessment with its floor scaled to ``floor_share``."""
+        if floor_share >= 1.0:
+            return self
+        return dataclasses.replace(
+            self, floor_load=self.floor_load * floor_share,
+            satisfaction=self.satisfaction / max(floor_share, 1e-12),
+            floor_share=floor_share)
 
     @property
     def name(self):
@@ -318,6 +441,7 @@ class GuaranteePolicy(policy.Policy):
             release_fraction=c.release_fraction,
             calm_intervals=c.calm_intervals,
             lease_s=c.lease_s,
+            congestion_latency_s=c.congestion_latency_ms / 1e3,
             minimum_cap=policy.minimum_cap(conf)))
 
     def initial_state(self):
@@ -336,14 +460,26 @@ class GuaranteePolicy(policy.Policy):
     def decide(self, view, state):
         t = self.tunables
         state = state or DomainState()
+        latency_s = _mean_latency_s(view.disks)
+        told_load = sum(cost.load(view.capacity, d.sample.iops,
+                                  d.sample.bytes_sec) for d in view.disks)
+        congestion = self._congestion(latency_s, state.baseline_latency_s)
+        scale = learn_scale(state.capacity_scale, told_load,
+                            bool(congestion)
+                            and _uncapped_inflight(view.disks)
+                            >= BUSY_INFLIGHT,
+                            t.border_fraction)
+        view = dataclasses.replace(view, capacity=learned_capacity(
+            view.capacity, scale))
         rows = [assess(d, view.capacity, t.want_inflight)
                 for d in view.disks]
         total_load = sum(r.load for r in rows)
-        latency_s = _mean_latency_s(view.disks)
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
-                                    total_load < t.border_fraction)
-        saturation = self._saturation(total_load, latency_s,
-                                      state.baseline_latency_s)
+                                    _quiet(view.disks))
+        saturation = self._saturation(total_load, congestion, scale)
+        overbooking = ''
+        if saturation:
+            rows, overbooking = self._share_floors(view, rows)
         victims = [r for r in rows if r.wants_more
                    and r.satisfaction < 1 + t.defend_fraction]
         at_risk = [r for r in rows
@@ -352,13 +488,15 @@ class GuaranteePolicy(policy.Policy):
         tighten_streak = calm_streak = 0
         if saturation and victims:
             gain = 2 ** min(state.tighten_streak, MAX_ESCALATION)
-            decisions = self._tighten(view, rows, victims, saturation, gain)
+            decisions = self._tighten(view, rows, victims,
+                                      saturation + overbooking, gain)
             tighten_streak = state.tighten_streak + 1
         elif at_risk:
             decisions = self._hold(rows, 'held: %s within %.0f %% of '
-                                   'guarantee' % (
+                                   'guarantee%s' % (
                                        ', '.join(r.name for r in at_risk),
-                                       t.guard_fraction * 100))
+                                       t.guard_fraction * 100,
+                                       overbooking))
         elif state.calm_streak + 1 < t.calm_intervals:
             calm_streak = state.calm_streak + 1
             decisions = self._hold(rows, 'held: calm for %d of %d '
@@ -366,21 +504,70 @@ class GuaranteePolicy(policy.Policy):
                                        calm_streak, t.calm_intervals))
         else:
             calm_streak = state.calm_streak + 1
-            decisions = self._release(view, rows, total_load)
+            decisions = self._release(view, rows, saturation)
         return policy.Outcome(
             decisions=tuple(decisions),
-            state=DomainState(baseline_s, tighten_streak, calm_streak))
+            state=DomainState(baseline_s, tighten_streak, calm_streak,
+                              scale),
+            load=total_load, saturated=bool(saturation))
 
-    def _saturation(self, total_load, latency_s, baseline_s):
+    def _congestion(self, latency_s, baseline_s):
+        """Why the domain's latency says it is congested, or ''.
+
+        Congested when the mean latency of its uncapped disks reaches
+        ``latency_factor`` x its baseline, or, before the domain has had
+        a quiet interval to show its baseline (one saturated from the
+        start), ``congestion_latency_s``, SIOC's threshold.
+        """
+        t = self.tunables
+        if baseline_s > 0:
+            limit_s = t.latency_factor * baseline_s
+            why = '%.1f x baseline %.1f ms' % (
+                t.latency_factor, baseline_s * 1e3)
+        else:
+            limit_s = t.congestion_latency_s
+            why = 'congestion threshold; no baseline yet'
+        if latency_s > 0 and latency_s >= limit_s:
+            return 'latency %.1f ms >= %.1f ms (%s)' % (
+                latency_s * 1e3, limit_s * 1e3, why)
+        return ''
+
+    def _saturation(self, total_load, congestion, scale):
         """Why the domain is saturated, or '' when it is not."""
         t = self.tunables
         if total_load >= t.border_fraction:
-            return 'domain load %.2f >= border %.2f' % (
-                total_load, t.border_fraction)
-        if baseline_s > 0 and latency_s >= t.latency_factor * baseline_s:
-            return 'latency %.1f ms >= %.1f x baseline %.1f ms' % (
-                latency_s * 1e3, t.latency_factor, baseline_s * 1e3)
-        return ''
+            return ('domain load %.2f >= border %.2f (capacity x%.2f of '
+                    'told)' % (total_load, t.border_fraction, scale))
+        return congestion
+
+    def _share_floors(self, view, rows):
+        """``rows`` with each floor scaled to its share of an overbooked
+        domain, and a note of it ('' when the floors fit).
+
+        The floors in demand (``Assessment.claim``) may use what the
+        border leaves once every floorless disk doing I/O has its
+        minimum cap; past that they are shared in proportion to the
+        floors (``shares.entitlements``, mClock's rule).
+        """
+        t = self.tunables
+        reserve = sum(min(r.load, self._minimum_cap_load(view, r))
+                      for r in rows if r.floor_load <= 0 and r.load > 0)
+        usable = max(0.0, t.border_fraction - reserve)
+        claims = [r.claim for r in rows]
+        if sum(claims) <= usable:
+            return rows, ''
+        entitled = shares.entitlements(
+            claims, [r.floor_load for r in rows], usable)
+        scaled = [r.scaled(e / r.floor_load) if r.floor_load > 0 else r
+                  for r, e in zip(rows, entitled)]
+        return scaled, ('; overbooked: floors in demand %.2f > %.2f '
+                        'usable, each defended at its share'
+                        % (sum(claims), usable))
+
+    def _minimum_cap_load(self, view, row):
+        m = self.tunables.minimum_cap
+        return cost.load_of_cap(view.capacity, m.iops, m.bytes_sec,
+                                row.request_bytes)
 
     def _tighten(self, view, rows, victims, saturation, gain):
         t = self.tunables
@@ -413,7 +600,7 @@ class GuaranteePolicy(policy.Policy):
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
-    def _release(self, view, rows, total_load):
+    def _release(self, view, rows, saturation):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         decisions = [_release(r, 'no longer pushing against its cap (%.2f '
@@ -422,7 +609,7 @@ class GuaranteePolicy(policy.Policy):
                      for r in rows
                      if r.disk.cap is not None and not r.wants_more]
         steps = [r.cap_load * t.release_fraction for r in growing]
-        budget, why = self._release_budget(rows, total_load)
+        budget, why = self._release_budget(rows, saturation)
         if budget is not None and budget < sum(steps):
             steps = water_fill(steps, [r.disk.guarantee.weight
                                        for r in growing],
@@ -442,11 +629,11 @@ class GuaranteePolicy(policy.Policy):
                     'by %.1f %% (%s)' % (step / r.cap_load * 100, why)))
         return decisions
 
-    def _release_budget(self, rows, total_load):
+    def _release_budget(self, rows, saturation):
         """How much load the caps may grow by this interval (None: by
         release_fraction each), and why."""
         t = self.tunables
-        if total_load < t.border_fraction:
+        if not saturation:
             return None, 'domain below its border'
         protected = [r for r in rows if r.disk.cap is None
                      and (r.wants_more or not r.disk.guarantee.is_empty)]
@@ -458,16 +645,17 @@ class GuaranteePolicy(policy.Policy):
 
     def _cap(self, view, row, share, reason):
         """A cap holding ``row`` at ``share`` of the domain, never below
-        its guarantee nor the minimum cap."""
+        its guarantee as defended (``Assessment.floor_guarantee``) nor
+        the minimum cap."""
         iops, bytes_sec = cost.cap_for_load(view.capacity, share,
                                             row.request_bytes)
         cap = self.tunables.minimum_cap.cap(iops, bytes_sec,
-                                            row.disk.guarantee)
+                                            row.floor_guarantee)
         return model.Decision(
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
-            reason='%s -> %.1f IOPS, %.0f B/s' % (reason, cap.iops,
-                                                  cap.bytes_sec),
+            reason='%s -> %.1f IOPS, %.0f B/s%s' % (
+                reason, cap.iops, cap.bytes_sec, _share_note(row)),
             cap=cap, lease_s=self.tunables.lease_s)
 
     def _renew(self, row, reason):
@@ -479,10 +667,18 @@ class GuaranteePolicy(policy.Policy):
         return model.Decision(
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
-            reason=reason,
+            reason=reason + _share_note(row),
             cap=self.tunables.minimum_cap.raise_limits(
-                row.disk.cap, row.disk.guarantee),
+                row.disk.cap, row.floor_guarantee),
             lease_s=self.tunables.lease_s)
+
+
+def _share_note(row):
+    """What a decision's reason says of a floor defended at a share."""
+    if row.floor_share >= 1.0:
+        return ''
+    return ('; floor defended at %.0f %% of itself (overbooked)'
+            % (row.floor_share * 100))
 
 
 def _release(row, reason):
@@ -496,6 +692,40 @@ def _describe_victims(victims):
         '%s (%.0f %% of guarantee, %.2f in flight)'
         % (v.name, v.satisfaction * 100, v.disk.sample.inflight)
         for v in victims)
+
+
+def learn_scale(scale, told_load, congested, border_fraction):
+    """The domain's learned capacity, as a multiple of the told one,
+    after an interval that completed ``told_load`` (in told capacity)
+    and was ``congested`` (by latency, while busy) or not.
+
+    Congested: what it completed is what it can do, so the capacity is
+    the one at which that load is the border, ``told_load / border``
+    (up at once, or down by no more than ``SCALE_FALL_LIMIT``).  It
+    completed more than the learned capacity: the capacity is at least
+    that.  Otherwise the estimate stands: a load near the border without
+    congestion does not prove room, since arrivals smoothed by caps
+    queue little even on a full store.  Within ``SCALE_BOUNDS``.
+    """
+    if congested and told_load > 0:
+        scale = max(told_load / border_fraction, scale * SCALE_FALL_LIMIT)
+    elif told_load > scale:
+        scale = told_load
+    low, high = SCALE_BOUNDS
+    return min(high, max(low, scale))
+
+
+def learned_capacity(told, scale):
+    """``told`` (a Capacity) times ``scale`` on both axes."""
+    if scale == 1.0:
+        return told
+    return model.Capacity(max_iops=told.max_iops * scale,
+                          max_bytes_sec=told.max_bytes_sec * scale)
+
+
+def _uncapped_inflight(disks):
+    """Requests in flight on the uncapped disks (Little's law)."""
+    return sum(d.sample.inflight for d in disks if d.cap is None)
 
 
 def _mean_latency_s(disks):
@@ -512,8 +742,17 @@ def _mean_latency_s(disks):
                for d in free) / total_iops
 
 
-def _next_baseline(baseline_s, latency_s, below_border):
-    if latency_s <= 0 or not below_border:
+def _quiet(disks):
+    """Whether an interval shows the domain's unqueued latency: no disk
+    capped (caps come with contention) and fewer than ``BUSY_INFLIGHT``
+    requests in flight.  Judged without the capacity, which may be
+    wrong."""
+    return (all(d.cap is None for d in disks)
+            and _uncapped_inflight(disks) < BUSY_INFLIGHT)
+
+
+def _next_baseline(baseline_s, latency_s, quiet):
+    if latency_s <= 0 or not quiet:
         return baseline_s
     if baseline_s <= 0:
         return latency_s

@@ -211,8 +211,10 @@ class DomainLoad:
 
     ``iops``/``bytes_sec``: the totals of its disks; ``load``: the
     fraction of its capacity they take, as the policy measures load
-    (:meth:`iothrottle.controller.policy.Policy.load`); ``saturated``:
-    ``load`` at or above the policy's saturation border; ``disks``: the
+    (against the capacity it learned, for ``guarantee``; see
+    :class:`iothrottle.controller.policy.Outcome`); ``saturated``: as the
+    policy judged it (``guarantee`` also by latency), else ``load`` at
+    or above its saturation border; ``disks``: the
     disks decided on; ``caps``: those under a cap once the interval's
     decisions are applied.
     """

@@ -22,8 +22,15 @@ NAMESPACE = 'iothrottle.policies'
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
+    """A policy's answer for one domain and interval: ``decisions``, the
+    ``state`` for the next interval and, when the policy judges load
+    its own way (a learned capacity, a latency test), the domain's
+    ``load`` and whether it found it ``saturated``; None leaves both to
+    :meth:`Policy.load` and :meth:`Policy.saturation_border`."""
     decisions: tuple
     state: object = None
+    load: float = None
+    saturated: bool = None
 
 
 class Policy(abc.ABC):

@@ -261,21 +261,35 @@ def tier_users(session, name):
     return shown, count
 
 
-def delete_tier(engine, name):
-    """Delete tier ``name``; raises NotFound, or InUse while instances
-    recorded by the conductor (``record_instances``) have a flavor that
-    names it: their guarantee would vanish.  Flavors with no instance
-    that name it are invalid from then on."""
+def _named(what, names, count):
+    """'2 flavor(s): a, b' (at most _SHOWN_USERS names, then '...')."""
+    return '%d %s(s): %s%s' % (count, what, ', '.join(names[:_SHOWN_USERS]),
+                               ', ...' if count > _SHOWN_USERS else '')
+
+
+def delete_tier(engine, name, flavors=(), force=False):
+    """Delete tier ``name``; raises NotFound, or (unless ``force``)
+    InUse while ``flavors`` (names of the flavors whose extra specs name
+    it, from Nova: :mod:`iothrottle.tier_use`) or instances recorded by
+    the conductor (``record_instances``) use it: their guarantee would
+    vanish, and flavors naming it are invalid from then on.  The
+    message names them (flavors first) and says nothing of ``force``:
+    each caller names its own way to give it.  Returns the instance
+    uuids and the count of those that used it (a forced delete's log)."""
+    flavors = list(flavors)
     with _session(engine) as session, session.begin():
         row = session.get(models.Tier, name)
         if row is None:
             raise NotFound('no tier %r' % (name,))
         shown, count = tier_users(session, name)
-        if count:
-            raise InUse('tier %r is used by %d instance(s): %s%s'
-                        % (name, count, ', '.join(shown),
-                           ', ...' if count > len(shown) else ''))
+        if not force and (flavors or count):
+            users = ([_named('flavor', flavors, len(flavors))]
+                     if flavors else [])
+            users += [_named('instance', shown, count)] if count else []
+            raise InUse('tier %r is used by %s'
+                        % (name, ' and '.join(users)))
         session.delete(row)
+        return shown, count
 
 
 # Flavor guarantee cache
@@ -681,10 +695,10 @@ def _same_decision(row, storage_domain, decision, policy):
         _close(row.cap_bytes_sec, cap.bytes_sec if cap is not None else None)
 
 
-def _last_decisions(session, decisions):
-    """{(instance_uuid, device): newest stored row} of the disks of
-    ``decisions``, in one query."""
-    uuids = sorted({decision.instance_uuid for decision in decisions})
+def _last_decisions(session, uuids):
+    """{(instance_uuid, device): newest stored row} of the disks of the
+    instances ``uuids``, in one query."""
+    uuids = sorted(uuids)
     if not uuids:
         return {}
     newest = (sa.select(sa.func.max(models.Decision.id))
@@ -712,7 +726,9 @@ def record_decisions(engine, storage_domain, decisions, policy,
     or a cap limit (beyond CAP_TOLERANCE) differs from the last one
     stored for the disk, or when that one is ``heartbeat_s`` seconds old
     or older.  An unchanged cap only extends the lease of the stored row,
-    so "throttle why" still tells whether it is in force.
+    so "throttle why" still tells whether it is in force; a cap whose
+    stored lease has ended (it lapsed, or :func:`end_caps` ended it) is
+    a new cap, stored as a row of its own.
     """
     _check_decisions(storage_domain, decisions)
     with _session(engine) as session, session.begin():
@@ -730,12 +746,14 @@ def _check_decisions(storage_domain, decisions):
 def _store_decisions(session, storage_domain, decisions, policy, when,
                      heartbeat):
     """record_decisions's rows in ``session`` (checked); how many."""
-    last = _last_decisions(session, decisions)
+    last = _last_decisions(session, {decision.instance_uuid
+                                     for decision in decisions})
     rows, renewed = [], {}
     for decision in decisions:
         row = last.get((decision.instance_uuid, decision.device))
         if (row is not None and _within(row.decided_at, when, heartbeat)
-                and _same_decision(row, storage_domain, decision, policy)):
+                and _same_decision(row, storage_domain, decision, policy)
+                and not _ended(row, when)):
             if decision.action == model.CAP:
                 renewed.setdefault(_lease_expiry(when, decision),
                                    []).append(row.id)
@@ -789,6 +807,38 @@ def record_round(engine, decisions, peaks, loads, policy, when=None,
             _learn_peak(rows[domain], iops, bytes_sec)
         _store_loads(rows, loads, values, heartbeat)
     return stored
+
+
+def _ended(row, when):
+    """Whether stored cap ``row``'s lease had ended by ``when``."""
+    return (row.action == model.CAP and row.lease_expires_at is not None
+            and row.lease_expires_at <= when)
+
+
+def end_caps(engine, disk_ids, ended_at=None):
+    """End at ``ended_at`` (None: now) the stored caps of ``disk_ids``
+    (``<uuid>/<device>``) whose lease runs past it: their agents report
+    them no longer in force.  A disk whose newest decision is a release,
+    or a cap ended already, is left alone.  Returns how many ended."""
+    when = _utc(ended_at)
+    keys = set()
+    for disk_id in disk_ids:
+        uuid, sep, device = str(disk_id).partition('/')
+        if sep:
+            keys.add((uuid, device))
+    if not keys:
+        return 0
+    with _session(engine) as session, session.begin():
+        last = _last_decisions(session, {uuid for uuid, _ in keys})
+        rows = [row for key, row in last.items()
+                if key in keys and row.action == model.CAP
+                and (row.lease_expires_at is None
+                     or row.lease_expires_at > when)]
+        for row in rows:
+            # Never before the cap was stored (a writer behind the
+            # rounds stores a cap after the round that saw it lifted).
+            row.lease_expires_at = max(when, row.decided_at)
+    return len(rows)
 
 
 def _record(row):

@@ -26,6 +26,15 @@ def quote(name):
     return urllib.parse.quote(name, safe='@:+')
 
 
+def quote_key(key):
+    """A storage domain key or pool name for the path: '#', '?' and '%'
+    encoded, '/' left as it is.  The API's routes for them match across
+    segments; an encoded '/' (%2F) never reaches it behind Apache (404,
+    or 500 from mod_proxy_uwsgi), and the API undoes Apache's merging
+    of '//' (``iothrottle.api.deploy``)."""
+    return urllib.parse.quote(key, safe='/@:+')
+
+
 class Client:
     """``get``/``post``/``put``/``delete`` of API paths, JSON in and out."""
 
@@ -65,8 +74,8 @@ class Client:
     def put(self, path, body):
         return self.request('PUT', path, body=body)
 
-    def delete(self, path):
-        return self.request('DELETE', path)
+    def delete(self, path, params=None):
+        return self.request('DELETE', path, params=params)
 
     def nova(self):
         """A novaclient Client on the same session."""

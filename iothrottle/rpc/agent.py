@@ -56,13 +56,20 @@ class OwnedCollector:
 
 
 class Endpoint:
-    """The RPC endpoint on ``iothrottle-compute.<host>``."""
+    """The RPC endpoint on ``iothrottle-compute.<host>`` (compute API
+    :data:`iothrottle.rpc.api.COMPUTE_VERSION`)."""
 
     def __init__(self, remote):
+        from iothrottle.rpc import api   # oslo_messaging: after setup()
+        self.target = api.compute_target()
         self._remote = remote
 
     def apply(self, ctxt, decisions):
         self._remote.apply(decisions)
+
+    def set_memory_floors(self, ctxt, floors):
+        """Since 1.1: the balloon floors of this host's instances."""
+        self._remote.set_memory_floors(floors)
 
 
 class RemoteAgent:
@@ -89,6 +96,10 @@ class RemoteAgent:
         # conductors: a deposed owner's decisions are ignored).
         self.fence = fence_mod.Fence()
         self._fence_lock = threading.Lock()   # RPC thread and loop thread
+        # The issued_at of the newest decisions taken in (applied or
+        # dropped), set once they are: a report whose caps were read
+        # after reading it reflects them (wire.report).
+        self.decided_through = 0.0
         self._bus_ok = True
 
     def apply(self, decisions):
@@ -118,6 +129,10 @@ class RemoteAgent:
                 LOG.warning('malformed decision ignored: %s', exc)
         errors = self.agent.apply_decisions(pairs)
         self.applied += len(pairs)
+        self.decided_through = max(
+            [self.decided_through] + [wire.issued_at(data)
+                                      for data in decisions
+                                      if isinstance(data, dict)])
         LOG.debug('received %d decision(s): %d applied, %d stale',
                   len(decisions), len(pairs), self.stale - stale)
         for message in errors:
@@ -147,8 +162,30 @@ class RemoteAgent:
                      verdict.previous.epoch)
         return verdict.admitted
 
+    def set_memory_floors(self, floors):
+        """Take the conductor's balloon floors ({uuid: MiB}) for this
+        host's instances; returns the rejected entries.  They replace
+        the last ones and win over the local tiers file (see
+        :meth:`iothrottle.compute.balloon_agent.BalloonAgent.
+        set_conductor_floors`); without a balloon loop they are
+        ignored."""
+        try:
+            floors, rejected = wire.decode_memory_floors(floors)
+        except ValueError as exc:
+            LOG.warning('malformed memory floors ignored: %s', exc)
+            return (str(exc),)
+        for message in rejected:
+            LOG.warning('memory floor ignored: %s', message)
+        balloon = getattr(self.agent, 'balloon', None)
+        if balloon is not None:
+            balloon.set_conductor_floors(floors)
+        return rejected
+
     def step(self):
         """Observe one interval and report it; returns the StepReport."""
+        # Read before the caps are: decisions taken in meanwhile show in
+        # the next report, never claimed by this one.
+        decided_through = self.decided_through
         report = self.agent.observe()
         with self._fence_lock:
             self.fence.keep({sample.disk_id for sample in report.samples})
@@ -156,7 +193,8 @@ class RemoteAgent:
             self.conductor_api.report(wire.report(
                 self.host, self.interval_s, report.samples, report.caps,
                 agent_id=self.agent_id, seq=self.reports + 1,
-                sent_at=self.wall_clock()))
+                sent_at=self.wall_clock(),
+                decided_through=decided_through))
             self.reports += 1
             if not self._bus_ok:
                 self._bus_ok = True

@@ -18,7 +18,16 @@ import oslo_messaging.opts  # noqa: F401  (messaging.opts)
 
 CONDUCTOR_TOPIC = 'iothrottle-conductor'
 COMPUTE_TOPIC = 'iothrottle-compute'
+# The conductor's API (what agents and Cinder's plugins send it).
 VERSION = '1.0'
+# The compute agents' API, as Nova versions its RPC APIs: each method is
+# sent at the oldest version that has it, so an agent of an older release
+# still takes what it knows.
+#   1.0 - apply(decisions)
+#   1.1 - set_memory_floors(floors)
+COMPUTE_VERSION = '1.1'
+APPLY_VERSION = '1.0'
+MEMORY_FLOORS_VERSION = '1.1'
 # Connection attempts of one cast before it fails: a broker that is down
 # must not block a decision loop (the next interval tries again).
 CAST_RETRY = 1
@@ -95,23 +104,47 @@ class ConductorAPI:
             {}, 'pool_state', pools=sorted(set(pools)))
 
 
-class ComputeAPI:
-    """What the conductor sends the agents."""
+def compute_target():
+    """The Target of the agent's endpoint: the newest compute API version
+    it serves (the dispatcher refuses a message of a newer minor)."""
+    return messaging.Target(version=COMPUTE_VERSION)
 
-    def __init__(self, transport):
+
+class ComputeAPI:
+    """What the conductor sends the agents.  ``version_cap``
+    (``[upgrade_levels] compute``; None: COMPUTE_VERSION) is the newest
+    version the agents of every host understand: during a rolling
+    upgrade, the version of the oldest agent still running."""
+
+    def __init__(self, transport, version_cap=None):
         self._transport = transport
+        self._version_cap = version_cap
         self._clients = {}
+        self.sends_memory_floors = messaging.get_rpc_client(
+            transport, messaging.Target(topic=COMPUTE_TOPIC,
+                                        version=COMPUTE_VERSION),
+            version_cap=version_cap).can_send_version(MEMORY_FLOORS_VERSION)
 
     def _client(self, host):
         client = self._clients.get(host)
         if client is None:
             client = self._clients[host] = messaging.get_rpc_client(
                 self._transport,
-                messaging.Target(topic=compute_topic(host), version=VERSION),
-                retry=CAST_RETRY)
+                messaging.Target(topic=compute_topic(host),
+                                 version=COMPUTE_VERSION),
+                retry=CAST_RETRY, version_cap=self._version_cap)
         return client
 
     def apply(self, host, decisions):
         """Cast decision dicts (:func:`iothrottle.rpc.wire.decision_to_dict`)
         to the agent of ``host``."""
-        self._client(host).cast({}, 'apply', decisions=decisions)
+        self._client(host).prepare(version=APPLY_VERSION).cast(
+            {}, 'apply', decisions=decisions)
+
+    def set_memory_floors(self, host, floors):
+        """Cast the balloon floors of ``host``'s instances
+        (:func:`iothrottle.rpc.wire.memory_floors`) to its agent; callers
+        check ``sends_memory_floors`` (the version cap allows 1.1)
+        first."""
+        self._client(host).prepare(version=MEMORY_FLOORS_VERSION).cast(
+            {}, 'set_memory_floors', floors=floors)

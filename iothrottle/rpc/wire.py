@@ -4,12 +4,17 @@ An agent casts one *report* per interval to the conductor::
 
     {'host': 'cmp-1', 'interval_s': 2.0,
      'agent_id': '<uuid of the agent process>', 'seq': 42,
-     'sent_at': 1795000000.0,
+     'sent_at': 1795000000.0, 'decided_through': 1795000000.5,
      'samples': [{<every DiskSample field>}, ...],
      'caps': {'<uuid>/<device>': {'iops': 40.0, 'bytes_sec': 0.0}}}
 
 Each sample carries its disk's storage domain key and its instance's
-uuid, name and flavor; ``caps`` are the caps in force (its leases).  The
+uuid, name and flavor; ``caps`` are the caps in force (its leases), and
+``decided_through`` the ``issued_at`` of the newest decisions the agent
+had taken in (applied, or dropped as stale) when it read them: a disk
+sampled without a cap after the agent took in the cap decided for it
+has no cap in force, and the conductor ends its recorded cap at once
+(0: an older agent, whose caps are taken to end at their lease).  The
 conductor casts back the decisions concerning the host, each with the
 instance's guarantee (the agent clamps caps to its ``max_*``)::
 
@@ -18,6 +23,15 @@ instance's guarantee (the agent clamps caps to its ``max_*``)::
                     'guarantee': {<every Guarantee field>},
                     'issued_at': 1795000000.5,
                     'owner': 'ctl-1-9f2c', 'epoch': 1795000000123}]}
+
+and, in a cast of its own (compute RPC 1.1), the balloon floor of each
+instance of the host whose guarantee it knows, in MiB (0: no floor set,
+the agent's ``[balloon] floor_fraction``)::
+
+    {'floors': {'<uuid>': 2048.0, ...}}
+
+The floors are untrusted on arrival like everything else: finite, in
+[0, 1e15] here, and no more than the instance's memory in the agent.
 
 Cinder's scheduler plugins *call* the conductor for the pools they
 weigh (``pool_state``); the reply holds, for each pool that has a
@@ -83,6 +97,9 @@ MAX_NAME_CHARS = 255
 MAX_REASON_CHARS = 1024
 # A sequence number fits in a signed 64-bit integer.
 MAX_SEQ = 2 ** 63 - 1
+# A wall-clock time (seconds since the epoch) past the year 5000 is a
+# broken clock, not a time.
+MAX_EPOCH_S = 1e11
 
 _SAMPLE_BOUNDS = {
     'interval_s': MAX_INTERVAL_S, 'read_iops': MAX_IOPS,
@@ -207,16 +224,19 @@ def guarantee_from_dict(data):
 
 
 def report(host, interval_s, samples, caps, agent_id='', seq=0,
-           sent_at=0.0):
+           sent_at=0.0, decided_through=0.0):
     """An agent's report of one interval (``caps``: {disk_id: Cap}).
 
     ``agent_id`` names the agent process (a uuid made at its start),
     ``seq`` counts its reports and ``sent_at`` is its wall clock (seconds
     since the epoch): the conductor drops replayed, reordered and stale
-    reports with them (0 / '' when unknown: an older agent)."""
+    reports with them (0 / '' when unknown: an older agent).
+    ``decided_through`` is the conductor's ``issued_at`` of the newest
+    decisions taken in before ``caps`` were read (0: none yet)."""
     return {'host': host, 'interval_s': float(interval_s),
             'agent_id': agent_id, 'seq': int(seq),
             'sent_at': float(sent_at),
+            'decided_through': float(decided_through),
             'samples': [sample_to_dict(s) for s in samples],
             'caps': {disk_id: cap_to_dict(cap)
                      for disk_id, cap in sorted(caps.items())}}
@@ -234,6 +254,7 @@ class Report:
     seq: int = 0
     sent_at: float = 0.0
     rejected: tuple = ()
+    decided_through: float = 0.0
 
 
 def decode_report(data):
@@ -253,7 +274,10 @@ def decode_report(data):
             or not 0 <= seq <= MAX_SEQ:
         raise ValueError('%s: seq must be an integer in [0, 2^63), got %r'
                          % (owner, seq))
-    sent_at = number(owner, 'sent_at', data.get('sent_at', 0.0), 1e11)
+    sent_at = number(owner, 'sent_at', data.get('sent_at', 0.0),
+                     MAX_EPOCH_S)
+    decided_through = number(owner, 'decided_through',
+                             data.get('decided_through', 0.0), MAX_EPOCH_S)
     raw_samples = data.get('samples')
     raw_caps = data.get('caps', {})
     if not isinstance(raw_samples, list):
@@ -280,7 +304,7 @@ def decode_report(data):
             rejected.append('%s: %s' % (owner, exc))
     return Report(host=host, interval_s=interval_s, samples=tuple(samples),
                   caps=caps, agent_id=agent_id, seq=seq, sent_at=sent_at,
-                  rejected=tuple(rejected))
+                  rejected=tuple(rejected), decided_through=decided_through)
 
 
 def decision_to_dict(decision, guarantee=model.NO_GUARANTEE, issued_at=0.0,
@@ -341,9 +365,39 @@ def issued_at(data):
     malformed: an older conductor)."""
     try:
         return number('decision', 'issued_at', data.get('issued_at', 0.0),
-                      1e11)
+                      MAX_EPOCH_S)
     except (ValueError, AttributeError):
         return 0.0
+
+
+def memory_floors(floors):
+    """The ``floors`` argument of the floors cast of ``floors``
+    ({instance uuid: MiB})."""
+    return {uuid: float(floor_mb)
+            for uuid, floor_mb in sorted(floors.items())}
+
+
+def decode_memory_floors(raw):
+    """``({uuid: MiB}, rejected)`` of a floors cast's ``floors``.  It
+    must be a mapping of at most MAX_SAMPLES entries (else ValueError);
+    an entry whose uuid is not a name or whose floor is not a finite
+    number in [0, tiers.MAX_VALUE] is left out and named in
+    ``rejected``.  That a floor fits its instance's memory only the
+    agent can tell."""
+    _mapping('memory floors', raw)
+    if len(raw) > MAX_SAMPLES:
+        raise ValueError('memory floors: more than %d instances'
+                         % MAX_SAMPLES)
+    floors, rejected = {}, []
+    for uuid, floor_mb in raw.items():
+        try:
+            text('memory floors', 'instance uuid', uuid, required=True)
+            floors[uuid] = number('memory floor of %s' % uuid,
+                                  'min_memory_mb', floor_mb,
+                                  tiers_mod.MAX_VALUE)
+        except ValueError as exc:
+            rejected.append(str(exc))
+    return floors, tuple(rejected)
 
 
 def pool_state_reply(states=None, tiers=None, error=None):

@@ -3,22 +3,26 @@
 RabbitMQ at 127.0.0.1:5672 (guest/guest; started if it does not
 answer, see ``tests/rabbit.py``).  The conductor's listener
 (``iothrottle.conductor.volumes``, as ``iothrottle-conductor`` builds it
-from ``[cinder]``) runs on the real bus; the test publishes what Cinder
-29 publishes, through an oslo.messaging Notifier set up as Cinder's
-``cinder/rpc.py`` sets its own (``get_notifier('volume', host)``:
-publisher ``volume.<host>``, driver ``messagingv2``, exchange
-``cinder``), and the records land in a SQLite database.
+from ``[cinder]``) runs on the real bus and its records land in a
+SQLite database.
 
-The payloads are copied from Cinder 29.0.0's source (the Cinder venv of
-``tools/test-cinder`` cannot build them without a Cinder database):
-``cinder/volume/volume_utils.py`` ``_usage_from_volume`` gives the keys,
-``notify_about_volume_usage`` the event type ``volume.<suffix>``;
-``cinder/volume/flows/manager/create_volume.py`` sends ``create.end``,
-``cinder/volume/manager.py`` ``delete_volume`` ``delete.end`` and
-``retype`` ``retype`` with ``extra_usage_info={'volume_type':
-new_type_id}``.
+The notifications are Cinder's own: ``tests/cinder/emit_notifications.py``
+runs in the Cinder venv of ``tools/test-cinder`` (Cinder 29.0.0;
+``IOTHROTTLE_CINDER_VENV``, default ``.tox/cinder-venv``), configured by
+a ``cinder.conf`` as cinder-volume is (``[DEFAULT] host`` of a backend,
+``transport_url``, ``[oslo_messaging_notifications] driver =
+messagingv2``, a database with Cinder's schema); it creates, retypes and
+destroys Volume objects in Cinder's database and sends what
+``cinder.volume.volume_utils.notify_about_volume_usage`` builds from
+them, as the volume manager does after each (``create.end``,
+``retype`` with the new type, ``delete.end``), through ``cinder.rpc``'s
+notifier and serializer.  Nothing of the payload is written here.
 """
 
+import json
+import os
+import select
+import subprocess
 import uuid
 
 import fixtures
@@ -29,7 +33,6 @@ from iothrottle.rpc import threads
 threads.setup()
 
 from oslo_config import cfg  # noqa: E402
-import oslo_messaging  # noqa: E402
 
 from iothrottle.bench import services  # noqa: E402
 from iothrottle.cinder import placement  # noqa: E402
@@ -40,34 +43,75 @@ from iothrottle.db import migration  # noqa: E402
 from tests import rabbit  # noqa: E402
 
 DEADLINE_S = 30.0
-CINDER_HOST = 'cinder-1'
-POOL_A = 'cinder-1@lvm#pool-a'
-POOL_B = 'cinder-1@lvm#pool-b'
+# Cinder's set-up (imports, its schema migrated into SQLite) takes ~4 s
+# here; a minute means it is stuck.
+CINDER_START_S = 60.0
+CINDER_BACKEND = 'cinder-1@lvm'
+POOL_A = CINDER_BACKEND + '#pool-a'
+POOL_B = CINDER_BACKEND + '#pool-b'
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+CINDER_CONF = """[DEFAULT]
+host = %(host)s
+transport_url = %(url)s
+[database]
+connection = sqlite:///%(db)s
+[oslo_messaging_notifications]
+driver = messagingv2
+topics = %(topic)s
+"""
 
 
-def usage(volume_id, host, size_gib, volume_type_id, status='available'):
-    """The payload of Cinder 29's ``_usage_from_volume`` for a volume with
-    no attachments, metadata or Glance image, as the JSON it travels as
-    (datetimes are ``isoformat()`` strings there already)."""
-    return {
-        'tenant_id': 'project-1',
-        'host': host,
-        'user_id': 'user-1',
-        'availability_zone': 'nova',
-        'volume_id': volume_id,
-        'volume_type': volume_type_id,
-        'display_name': 'data',
-        'launched_at': '2026-11-22T10:00:00.000000',
-        'created_at': '2026-11-22T09:59:58.000000',
-        'status': status,
-        'snapshot_id': None,
-        'size': size_gib,
-        'replication_status': None,
-        'replication_extended_status': None,
-        'replication_driver_data': None,
-        'metadata': [],
-        'volume_attachment': [],
-    }
+def cinder_python():
+    """The Python of tools/test-cinder's Cinder venv."""
+    venv = os.environ.get('IOTHROTTLE_CINDER_VENV', '.tox/cinder-venv')
+    return os.path.join(TOP, venv, 'bin', 'python')
+
+
+class Cinder:
+    """``tests/cinder/emit_notifications.py`` in the Cinder venv: one
+    command in, Cinder's notification (event type, payload) out."""
+
+    def __init__(self, conf_path, log_path):
+        python = cinder_python()
+        if not os.path.exists(python):
+            raise AssertionError('%s missing: run ./tools/test-cinder '
+                                 'first (it builds the Cinder venv)'
+                                 % python)
+        self.log = open(log_path, 'w')
+        self.process = subprocess.Popen(
+            [python, '-m', 'tests.cinder.emit_notifications',
+             '--config-file', conf_path], cwd=TOP, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.answer(CINDER_START_S)
+
+    def answer(self, timeout_s=DEADLINE_S):
+        ready, _, _ = select.select([self.process.stdout], [], [],
+                                    timeout_s)
+        line = self.process.stdout.readline() if ready else ''
+        if not line:
+            raise AssertionError('no answer from Cinder in %.0f s (see %s)'
+                                 % (timeout_s, self.log.name))
+        answer = json.loads(line)
+        if 'error' in answer:
+            raise AssertionError('Cinder: %s' % answer['error'])
+        return answer
+
+    def __call__(self, *command):
+        self.process.stdin.write(' '.join(map(str, command)) + '\n')
+        self.process.stdin.flush()
+        return self.answer()
+
+    def close(self):
+        self.process.stdin.close()
+        try:
+            self.process.wait(DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        self.log.close()
 
 
 class TestCinderNotifications(testtools.TestCase):
@@ -98,19 +142,17 @@ class TestCinderNotifications(testtools.TestCase):
         self.addCleanup(services.rabbitmqctl, 'delete_queue', queue)
         self.addCleanup(the_volumes.stop)
 
-        # Cinder's side: cinder/rpc.py set_defaults('cinder') (a process
-        # global of oslo.messaging, restored after), init() and
-        # get_notifier().
-        oslo_messaging.set_transport_defaults('cinder')
-        self.addCleanup(oslo_messaging.set_transport_defaults, 'openstack')
-        cinder_conf = cfg.ConfigOpts()
-        cinder_conf([], project='cinder', default_config_files=[])
-        transport = oslo_messaging.get_notification_transport(
-            cinder_conf, url=rabbit.URL)
-        self.addCleanup(transport.cleanup)
-        self.notifier = oslo_messaging.Notifier(
-            transport, driver='messagingv2', topics=[topic]).prepare(
-                publisher_id='volume.%s' % CINDER_HOST)
+        # Cinder's side: its own code in its own venv and process.
+        with open(tmp.join('cinder.conf'), 'w') as f:
+            f.write(CINDER_CONF % {'host': CINDER_BACKEND, 'url': rabbit.URL,
+                                   'db': tmp.join('cinder.sqlite'),
+                                   'topic': topic})
+        self.cinder = Cinder(tmp.join('cinder.conf'),
+                             tmp.join('cinder.log'))
+        self.addCleanup(self.cinder.close)
+        # The queue Cinder's notifier declares for its topic.
+        self.addCleanup(services.rabbitmqctl, 'delete_queue',
+                        topic + '.info')
 
     def recorded(self):
         return {volume_id: (pool, volume.size_bytes / placement.GIB)
@@ -118,30 +160,31 @@ class TestCinderNotifications(testtools.TestCase):
                 in db_api.pool_volumes(self.engine).items()}
 
     def test_create_retype_and_delete_move_the_volume(self):
-        volume_id = str(uuid.uuid4())
-        self.notifier.info({}, 'volume.create.end',
-                           usage(volume_id, POOL_A, 20, None))
+        sent = self.cinder('create', POOL_A, 20)
+        volume_id = sent['payload']['volume_id']
+        self.assertEqual(('volume.create.end', POOL_A, 20, 'available'),
+                         (sent['event_type'], sent['payload']['host'],
+                          sent['payload']['size'],
+                          sent['payload']['status']))
         rabbit.wait(lambda: volume_id in self.recorded(), DEADLINE_S,
                     'the created volume recorded')
         self.assertEqual({volume_id: (POOL_A, 20.0)}, self.recorded())
 
-        self.notifier.info({}, 'volume.retype',
-                           usage(volume_id, POOL_B, 20, str(uuid.uuid4())))
+        sent = self.cinder('retype', volume_id, POOL_B)
+        self.assertEqual('volume.retype', sent['event_type'])
         rabbit.wait(lambda: self.recorded().get(volume_id, ('',))[0]
                     == POOL_B, DEADLINE_S, 'the retyped volume moved')
 
-        self.notifier.info({}, 'volume.delete.end',
-                           usage(volume_id, POOL_B, 20, None,
-                                 status='deleting'))
+        sent = self.cinder('delete', volume_id)
+        self.assertEqual('volume.delete.end', sent['event_type'])
         rabbit.wait(lambda: not self.recorded(), DEADLINE_S,
                     'the deleted volume forgotten')
 
     def test_a_bad_notification_is_dropped_and_the_next_one_heard(self):
-        self.notifier.info({}, 'volume.create.end',
-                           usage('bad', 'cinder-1@lvm', 20, None))
-        good = str(uuid.uuid4())
-        self.notifier.info({}, 'volume.create.end',
-                           usage(good, POOL_A, 5, None))
+        # A volume on a backend without a pool (as volumes created before
+        # Cinder had pools are): no pool to put it in.
+        self.cinder('create', CINDER_BACKEND, 20)
+        good = self.cinder('create', POOL_A, 5)['payload']['volume_id']
         rabbit.wait(lambda: good in self.recorded(), DEADLINE_S,
                     'the good volume recorded')
         self.assertEqual({good: (POOL_A, 5.0)}, self.recorded())

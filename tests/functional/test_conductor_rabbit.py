@@ -5,7 +5,10 @@ answer, the test starts it (``rabbitmq-server -detached``) and waits
 with a deadline.  The agents' libvirt halves are fakes (the multi-host
 e2e test has real ones); everything between them - oslo.messaging over
 rabbit, the conductor's rounds, the per-host topics, the database - is
-real.  Faults: RabbitMQ drops every connection (``rabbitmqctl
+real, and so are the memory floors cast at compute RPC 1.1 (not sent
+under a 1.0 pin; refused by an agent of the previous release, which
+keeps its caps) and the end of a recorded cap its agent reports lifted.
+Faults: RabbitMQ drops every connection (``rabbitmqctl
 stop_app``/``start_app``) and the loops carry on; the database is
 unreachable and the conductor keeps deciding.
 """

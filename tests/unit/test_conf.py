@@ -25,7 +25,7 @@ class TestOpts(testtools.TestCase):
         self.assertEqual({'compute', 'controller', 'database', 'storage',
                           'agent', 'conductor', 'nova', 'balloon',
                           'iothrottle_cinder', 'cinder', 'api',
-                          'coordination'},
+                          'upgrade_levels', 'coordination'},
                          {g.name for g, _ in groups})
         for group, options in groups:
             for opt in options:

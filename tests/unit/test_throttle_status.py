@@ -45,7 +45,7 @@ class TestStatusLines(testtools.TestCase):
     def test_lapsed_lease_is_not_a_cap(self):
         lines = throttle_status.status_lines(UUID, [record('cap', 40)], NOW)
         self.assertEqual('  vda: not throttled: the last cap (20 IOPS) '
-                         'lapsed at 2026-11-22 11:59:50 UTC', lines[1])
+                         'ended at 2026-11-22 11:59:50 UTC', lines[1])
 
     def test_newest_decision_per_disk_wins(self):
         records = [record('release', 2, reason='calm'),

@@ -7,8 +7,6 @@ is read from Nova with the ``[nova]`` credentials, by id, else by name.
 
 import dataclasses
 
-import webob.exc
-
 from iothrottle.api.policies import flavor as flavor_policies
 from iothrottle.api import policy
 from iothrottle.api import util
@@ -17,10 +15,9 @@ from iothrottle import extra_specs
 
 
 def _nova_failed(exc):
-    return webob.exc.HTTPServiceUnavailable(
-        'cannot read the flavor from Nova: %s'
-        % (str(exc).splitlines() or [type(exc).__name__])[0][:200],
-        json_formatter=util.json_error_formatter)
+    return util.unavailable('cannot read the flavor from Nova: %s'
+                            % (str(exc).splitlines()
+                               or [type(exc).__name__])[0][:200])
 
 
 def find_flavor(client, flavor):
@@ -41,8 +38,13 @@ def find_flavor(client, flavor):
 def show_guarantee(req):
     policy.authorize(util.context(req), flavor_policies.GUARANTEE, {})
     name = util.route_arg(req, 'flavor')
+    nova = req.environ['iothrottle.nova']
+    if nova is None:
+        raise util.unavailable('cannot read the flavor from Nova: no '
+                               '[nova] credentials in the API\'s '
+                               'configuration')
     try:
-        client = req.environ['iothrottle.nova']()
+        client = nova()
         flavor = find_flavor(client, name)
         specs = flavor.get_keys() if flavor is not None else None
     except Exception as exc:

@@ -1,6 +1,9 @@
 """``/tiers``: named guarantees that flavors refer to with
-``iothrottle:tier``.  Admins create, change and delete them (not while
-an instance uses one); any reader lists them."""
+``iothrottle:tier``.  Admins create, change and delete them; any reader
+lists them.  A delete is refused (409) while a flavor in Nova or an
+instance the conductor recorded names the tier, 503 when Nova cannot
+be asked; ``DELETE /tiers/{name}?force=true`` deletes it anyway
+(:mod:`iothrottle.tier_use`)."""
 
 import dataclasses
 
@@ -10,7 +13,12 @@ from iothrottle.api import util
 from iothrottle.api import validation
 from iothrottle.db import api
 from iothrottle import extra_specs
+from iothrottle import tier_use
 from iothrottle import tiers
+
+
+# How a refusal names the way past it, to API and OSC users alike.
+_FORCE = 'force (?force=true, openstack iothrottle tier delete --force)'
 
 
 def tier_dict(guarantee):
@@ -98,10 +106,16 @@ def update_tier(req):
 @util.Wsgify
 def delete_tier(req):
     policy.authorize(util.context(req), tier_policies.DELETE, {})
+    force = util.bool_param(util.query(req, ('force',)), 'force')
     try:
-        api.delete_tier(_engine(req), util.route_arg(req, 'name'))
+        tier_use.delete_tier(_engine(req), util.route_arg(req, 'name'),
+                             req.environ['iothrottle.nova'], force)
     except api.NotFound as exc:
         raise util.not_found(str(exc)) from None
     except api.InUse as exc:
-        raise util.conflict(str(exc)) from None
+        raise util.conflict('%s; %s deletes it anyway' % (exc, _FORCE)
+                            ) from None
+    except tier_use.NovaUnavailable as exc:
+        raise util.unavailable('%s; %s deletes it without the check'
+                               % (exc, _FORCE)) from None
     return util.no_content(req)

@@ -18,7 +18,8 @@ rules = [
               '/tiers'),
     base.rule(UPDATE, base.ADMIN, "Change a tier's values.", 'PUT',
               '/tiers/{name}'),
-    base.rule(DELETE, base.ADMIN, 'Delete a tier no instance uses.',
+    base.rule(DELETE, base.ADMIN, 'Delete a tier no flavor or instance '
+              'uses (or any, with ?force=true).',
               'DELETE', '/tiers/{name}'),
 ]
 

@@ -9,6 +9,7 @@ from iothrottle.osc import client as client_mod
 from iothrottle import tiers
 
 quote = client_mod.quote
+quote_key = client_mod.quote_key
 
 
 def client(command):

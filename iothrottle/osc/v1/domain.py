@@ -16,7 +16,7 @@ DISK_KEYS = ('instance_uuid', 'device', 'state', 'cap_iops',
 
 
 def _path(key):
-    return '/storage_domains/%s' % common.quote(key)
+    return '/storage_domains/%s' % common.quote_key(key)
 
 
 def _shown(domain):

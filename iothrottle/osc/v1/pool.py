@@ -30,7 +30,7 @@ VOLUME_HELPS = {
 
 
 def _path(pool):
-    return '/pools/%s' % common.quote(pool)
+    return '/pools/%s' % common.quote_key(pool)
 
 
 def _shown(pool):

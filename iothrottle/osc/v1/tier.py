@@ -74,13 +74,19 @@ class SetTier(command.ShowOne):
 
 
 class DeleteTier(command.Command):
-    """Delete a tier (refused while an instance uses it)."""
+    """Delete a tier (refused while a flavor in Nova or an instance uses
+    it, unless --force)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('name', metavar='<name>', help='Tier name')
+        parser.add_argument(
+            '--force', action='store_true',
+            help='Delete it even while flavors or instances use it (they '
+                 'lose their guarantee), without asking Nova')
         return parser
 
     def take_action(self, parsed_args):
-        common.client(self).delete('/tiers/%s'
-                                   % common.quote(parsed_args.name))
+        common.client(self).delete(
+            '/tiers/%s' % common.quote(parsed_args.name),
+            params={'force': 'true'} if parsed_args.force else None)

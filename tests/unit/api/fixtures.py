@@ -46,25 +46,32 @@ APP = None
 
 
 class FakeFlavor:
+    """A novaclient Flavor of API 2.61+: ``extra_specs`` in the listing
+    (``listed_specs=False``: an older API, ``get_keys`` only)."""
 
-    def __init__(self, flavor_id, name, specs):
+    def __init__(self, flavor_id, name, specs, listed_specs=True):
         self.id = flavor_id
         self.name = name
         self._specs = specs
+        if listed_specs:
+            self.extra_specs = dict(specs)
 
     def get_keys(self):
         return dict(self._specs)
 
 
 class FakeNova:
-    """``flavors.get`` by id (NotFound otherwise) and ``flavors.list``,
-    as python-novaclient has them."""
+    """``flavors.get`` by id (NotFound otherwise) and ``flavors.list``
+    (paged by ``marker`` and ``limit``), as python-novaclient has them.
+    Tier ``tin`` is named by a private flavor without instances."""
 
     FLAVORS = (
         FakeFlavor('f-gold', 'm1.gold', {'iothrottle:tier': 'gold',
                                          'hw:cpu_policy': 'shared'}),
         FakeFlavor('f-bad', 'm1.bad', {'iothrottle:min_iops': 'lots'}),
         FakeFlavor('f-plain', 'm1.plain', {}),
+        FakeFlavor('f-tin', 'm1.tin', {'iothrottle:tier': 'tin'},
+                   listed_specs=False),
     )
 
     def __init__(self):
@@ -78,9 +85,25 @@ class FakeNova:
                 return flavor
         raise nova_exceptions.NotFound(404)
 
-    def list(self, is_public=True):
+    def list(self, detailed=True, is_public=True, marker=None, limit=None):
         assert is_public is None, 'private flavors must be listed too'
-        return list(self.FLAVORS)
+        flavors = list(self.FLAVORS)
+        if marker is not None:
+            ids = [flavor.id for flavor in flavors]
+            flavors = flavors[ids.index(marker) + 1:]
+        return flavors[:limit]
+
+
+class DownNova:
+    """A Nova that cannot be reached."""
+
+    def __init__(self):
+        self.flavors = self
+
+    def get(self, *args, **kwargs):
+        raise ConnectionError('Unable to establish connection')
+
+    list = get
 
 
 def _decision(uuid, action, iops, reason, lease_s=0.0):
@@ -114,6 +137,8 @@ def seed(engine):
 class APIFixture(fixture.GabbiFixture):
     """A fresh database and application for one YAML file."""
 
+    nova = FakeNova
+
     def start_fixture(self):
         global APP
         self.database = db_base.SyncedDatabase()
@@ -129,13 +154,25 @@ class APIFixture(fixture.GabbiFixture):
         for name, value in (('UUID_A', UUID_A), ('UUID_B', UUID_B),
                             ('UUID_UNKNOWN', UUID_UNKNOWN)):
             os.environ[name] = value
-        APP = deploy.deploy(conf, self.database.engine, nova=FakeNova)
+        APP = deploy.deploy(conf, self.database.engine, nova=self.nova)
 
     def stop_fixture(self):
         global APP
         APP = None
         self.conf_fixture.cleanUp()
         self.database.cleanUp()
+
+
+class APIFixtureWithoutNova(APIFixture):
+    """The API without [nova] credentials."""
+
+    nova = None
+
+
+class APIFixtureNovaDown(APIFixture):
+    """The API with a Nova that does not answer."""
+
+    nova = DownNova
 
 
 def setup_app():

@@ -132,3 +132,63 @@ class TestFaults(PipelineTestCase):
         self.assertEqual(500, status)
         self.assertNotIn(b'secret internals', body)
         self.assertEqual(500, json.loads(body)['errors'][0]['status'])
+
+
+class TestBehindAProxy(PipelineTestCase):
+    """The environ devstack's Apache (mod_proxy_uwsgi, ``ProxyPass
+    "/iothrottle"``) gives the application, as measured with Apache
+    2.4.71: SCRIPT_NAME the prefix, PATH_INFO with slashes merged,
+    REQUEST_URI as the client sent it."""
+
+    KEY = 'nbd+unix:///run/store.sock'
+
+    def setUp(self):
+        super().setUp()
+        engine = self.useFixture(db_base.SyncedDatabase()).engine
+        api.declare_capacity(engine, self.KEY, 100, 1e6)
+        self.app = deploy.deploy(self.conf(auth_strategy='noauth2'), engine)
+
+    def get(self, script_name, path_info, request_uri):
+        req = webob.Request.blank(path_info, base_url='http://192.0.2.5:80')
+        req.environ.update(SCRIPT_NAME=script_name, PATH_INFO=path_info,
+                           REQUEST_URI=request_uri)
+        req.headers['X-Auth-Token'] = 'admin:p'
+        req.headers['X-Roles'] = 'admin,member,reader'
+        response = req.get_response(self.app)
+        return response.status_int, json.loads(response.body)
+
+    def test_a_key_whose_slashes_apache_merged_is_found(self):
+        status, body = self.get(
+            '/iothrottle', '/storage_domains/nbd+unix:/run/store.sock',
+            '/iothrottle/storage_domains/nbd+unix:///run/store.sock')
+        self.assertEqual(200, status)
+        self.assertEqual(self.KEY, body['storage_domain']['key'])
+
+    def test_without_request_uri_the_path_info_is_routed(self):
+        req = webob.Request.blank('/storage_domains/' + self.KEY)
+        req.headers['X-Auth-Token'] = 'admin:p'
+        req.headers['X-Roles'] = 'admin,member,reader'
+        self.assertNotIn('REQUEST_URI', req.environ)
+        self.assertEqual(200, req.get_response(self.app).status_int)
+
+    def test_version_document_links_to_the_prefix(self):
+        for script_name, uri in (('/iothrottle', '/iothrottle'),
+                                 ('/iothrottle/', '/iothrottle/')):
+            status, body = self.get(script_name, '/', uri)
+            self.assertEqual(200, status)
+            self.assertEqual('http://192.0.2.5/iothrottle/',
+                             body['versions'][0]['links'][0]['href'])
+
+    def test_created_tier_location_is_under_the_prefix(self):
+        req = webob.Request.blank('/tiers', method='POST',
+                                  base_url='http://192.0.2.5:80')
+        req.environ.update(SCRIPT_NAME='/iothrottle', PATH_INFO='/tiers',
+                           REQUEST_URI='/iothrottle/tiers')
+        req.headers['X-Auth-Token'] = 'admin:p'
+        req.headers['X-Roles'] = 'admin,member,reader'
+        req.content_type = 'application/json'
+        req.json = {'name': 'gold', 'min_iops': 10}
+        response = req.get_response(self.app)
+        self.assertEqual(201, response.status_int)
+        self.assertEqual('http://192.0.2.5/iothrottle/tiers/gold',
+                         response.location)

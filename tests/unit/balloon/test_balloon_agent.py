@@ -178,3 +178,51 @@ class TestBalloonAgent(testtools.TestCase):
         # later): a slow guest costs its budget ever more rarely.
         self.assertEqual(4, asked.count('vm1'))
         self.assertEqual(16, asked.count('vm2'))
+
+
+class TestMemoryFloors(testtools.TestCase):
+    """Conductor mode: the conductor's floor of an instance wins over
+    the tiers file's floor of its flavor, if it fits the memory."""
+
+    def step(self, conductor_floors=None, file_floors=None):
+        c = conf(policy='cams', floor_fraction=0.25)
+        a = balloon_agent.BalloonAgent(
+            c, FakeConn(), cams.CamsPolicy.from_conf(c),
+            min_memory_mb=file_floors or {},
+            reporter=Reports({'vm1': [hits(0)]}))
+        if conductor_floors is not None:
+            a.set_conductor_floors(conductor_floors)
+        col = collection({'vm1': 384 * 1024})
+        col = collector_mod.Collection(
+            col.taken_at_s, col.samples, types.MappingProxyType(
+                {'vm1': types.SimpleNamespace(name='vm1',
+                                              flavor='db.small')}),
+            col.snapshot)
+        logs = []
+        self.patch(balloon_agent.LOG, 'warning',
+                   lambda fmt, *args: logs.append(fmt % args))
+        guest, = a.step(col, 0.0).guests
+        return guest.floor_mb, logs
+
+    def test_the_file_serves_when_the_conductor_said_nothing(self):
+        self.assertEqual((300.0, []), self.step(
+            file_floors={'db.small': 300.0}))
+        self.assertEqual((300.0, []), self.step(
+            {'other': 100.0}, file_floors={'db.small': 300.0}))
+        self.assertEqual((128.0, []), self.step())   # 0.25 of 512 MiB
+
+    def test_the_conductors_floor_wins_over_the_file(self):
+        self.assertEqual((450.0, []), self.step(
+            {'vm1': 450.0}, file_floors={'db.small': 300.0}))
+        # 0 from the conductor: no floor set, the floor_fraction.
+        self.assertEqual((128.0, []), self.step(
+            {'vm1': 0.0}, file_floors={'db.small': 300.0}))
+
+    def test_a_floor_above_the_memory_is_refused(self):
+        for bad in (600.0, float('inf'), float('nan'), -1.0, '450'):
+            floor, logs = self.step({'vm1': bad},
+                                    file_floors={'db.small': 300.0})
+            self.assertEqual(300.0, floor, bad)
+            self.assertEqual(1, len(logs), logs)
+            self.assertIn('from the conductor for vm1', logs[0])
+            self.assertIn('512 MiB', logs[0])

@@ -123,18 +123,6 @@ class TestPlan(testtools.TestCase):
 
 class TestMetrics(testtools.TestCase):
 
-    def test_entitlements_share_by_floor_when_overbooked(self):
-        # Fits: claims as they are.
-        self.assertEqual([3, 4], scenarios.entitlements([3, 4], [3, 4], 10))
-        # Floors 60 and 40 of 50: shares 30 and 20.
-        self.assertEqual([30, 20],
-                         scenarios.entitlements([60, 40], [60, 40], 50))
-        # A claim below its share keeps its claim; the rest is shared.
-        shares = scenarios.entitlements([5, 60, 60], [40, 60, 60], 65)
-        self.assertEqual(5, shares[0])
-        self.assertAlmostEqual(30, shares[1])
-        self.assertAlmostEqual(30, shares[2])
-
     def test_needs_and_idle_guests(self):
         needs, over = scenarios.needs_kb_s(PLAN, interval(6), 100)
         self.assertEqual({'b': 640, 'p': 960}, needs)
@@ -146,6 +134,24 @@ class TestMetrics(testtools.TestCase):
         self.assertTrue(over)
         self.assertAlmostEqual(20 * 64 * 10 / 25, needs['b'])
         self.assertAlmostEqual(20 * 64 * 15 / 25, needs['p'])
+
+    def test_floorless_guests_keep_their_minimum_cap_of_an_overbooked_store(
+            self):
+        # f, floorless, bursts at 4 KB (minimum cap 10 IOPS) and at 256 KB
+        # (1 MiB/s: 4 IOPS); the floors of b and p share what is left.
+        for block_kb, reserve_iops in ((4, 10.0), (256, 4.0)):
+            burst = E(0.0, 'f', START, (S('randwrite'),))
+            p = plan(list(PLAN.vms) + [vm('f', 0, True, block_kb)],
+                     list(PLAN.events) + [burst], duration_s=22.0)
+            needs, over = scenarios.needs_kb_s(p, interval(6), 20)
+            self.assertTrue(over)
+            self.assertNotIn('f', needs)
+            usable = 20 - reserve_iops
+            self.assertAlmostEqual(usable * 64 * 10 / 25, needs['b'])
+            self.assertAlmostEqual(usable * 64 * 15 / 25, needs['p'])
+        # With room for every floor and the minimum caps: not overbooked.
+        _, over = scenarios.needs_kb_s(p, interval(6), 100)
+        self.assertFalse(over)
 
     def test_reaction_counts_intervals_until_every_need_is_met(self):
         ok = dict(b=700, p=1000)

@@ -20,6 +20,7 @@ from iothrottle.compute import iotune
 from iothrottle.compute import stats
 from iothrottle import conf as iothrottle_conf
 from iothrottle.controller import model
+from iothrottle.controller import policy as policy_mod
 from iothrottle import tiers
 
 SHARED = 'nbd+unix:///run/store.sock'
@@ -122,7 +123,7 @@ class ScriptedPolicy:
             raise ArithmeticError('bad model for ' + view.storage_domain)
         self.views.append((view, state))
         decisions = tuple(self.decide_for.get(view.storage_domain, ()))
-        return types.SimpleNamespace(decisions=decisions, state=state + 1)
+        return policy_mod.Outcome(decisions=decisions, state=state + 1)
 
 
 def _cap(uuid, iops, lease_s=0.0):

@@ -18,11 +18,12 @@ CAPACITY = model.Capacity(max_iops=100.0, max_bytes_sec=1e9)
 GOLD = model.Guarantee(min_iops=30.0, tier='gold')
 
 
-def sample(uuid, domain, iops=10.0, flavor='m1.gold', device='vda'):
+def sample(uuid, domain, iops=10.0, flavor='m1.gold', device='vda',
+           latency_s=0.01):
     return model.DiskSample(instance_uuid=uuid, device=device,
                             storage_domain=domain, interval_s=2.0,
                             write_iops=iops, write_bytes_sec=iops * 65536,
-                            latency_s=0.01, flavor=flavor)
+                            latency_s=latency_s, flavor=flavor)
 
 
 def report(host, *samples, caps=None):
@@ -227,6 +228,18 @@ class TestDomainLoad(testtools.TestCase):
         self.assertEqual((0.8, True), (r.loads['store'].load,
                                        r.loads['store'].saturated))
 
+    def test_guarantee_policy_reports_latency_saturation_and_learned_load(
+            self):
+        # Told 200 IOPS, the store completes 45 at 100 ms (4.5 in flight):
+        # congested, so saturated, and its load is measured against the
+        # capacity learned from it - halved in one interval, 100 IOPS -
+        # not the told one (0.225).
+        policy = guarantee_mod.GuaranteePolicy()
+        r = self.decide(policy, sample('u2', 'store', 45.0, latency_s=0.1),
+                        declared={'store': model.Capacity(200.0, 1e12)})
+        self.assertTrue(r.loads['store'].saturated)
+        self.assertAlmostEqual(0.45, r.loads['store'].load, places=3)
+
 
 class TestHostileReports(testtools.TestCase):
 
@@ -400,3 +413,119 @@ class TestResolver(testtools.TestCase):
         r = guarantees.Resolver(guarantees.file_fetch(tiers))
         self.assertEqual(30.0, r.guarantee_for('m1.gold').min_iops)
         self.assertFalse(r.covers('m1.other'))
+
+
+def agent_report(host, *samples, caps=None, agent_id='a1',
+                 decided_through=0.0):
+    return dataclasses.replace(report(host, *samples, caps=caps),
+                               agent_id=agent_id, seq=agent_report.seq,
+                               decided_through=decided_through)
+
+
+agent_report.seq = 0
+
+
+class TestFloors(testtools.TestCase):
+
+    def test_each_host_gets_the_floors_of_its_known_instances(self):
+        table = {'m1.gold': GOLD,
+                 'db.large': model.Guarantee(min_iops=5.0,
+                                             min_memory_mb=2048.0)}
+        c = make_core(table=table)
+        c.add_report(report('h1', sample('u1', 'a'),
+                            sample('u1', 'a', device='vdb'),
+                            sample('u2', 'a', flavor='db.large')), 0.0)
+        c.add_report(report('h2', sample('u3', 'a', flavor='m1.none')), 0.0)
+        r = c.decide(0.0)
+        # u1's flavor sets no floor (0: floor_fraction); u3's flavor is
+        # unknown: nothing said, its agent keeps its own.
+        self.assertEqual({'h1': {'u1': 0.0, 'u2': 2048.0}}, r.floors)
+
+
+class TestLifted(testtools.TestCase):
+    """A cap cast is ended once its agent reports the disk without it."""
+
+    CAP = model.Cap(20.0, 0.0)
+
+    def setUp(self):
+        super().setUp()
+        agent_report.seq = 0
+        self.core = make_core()
+
+    def round(self, *reports, cast_at=None, now_s=0.0):
+        for r in reports:
+            agent_report.seq += 1
+            self.core.add_report(dataclasses.replace(r,
+                                                     seq=agent_report.seq),
+                                 now_s)
+        r = self.core.decide(now_s)
+        if cast_at is not None:
+            for host, pairs in r.by_host.items():
+                self.core.cast(r.agents[host], [d for d, _ in pairs],
+                               cast_at, now_s)
+        return r
+
+    def test_a_cap_the_agent_took_in_and_does_not_hold_is_lifted(self):
+        self.round(agent_report('h1', sample('u1', 'a')), cast_at=100.0)
+        # The report was read before the cast arrived: no verdict yet.
+        r = self.round(agent_report('h1', sample('u1', 'a'),
+                                    decided_through=99.0), now_s=2.0)
+        self.assertEqual((), r.lifted)
+        # It holds the cap: nothing lifted either.
+        r = self.round(agent_report('h1', sample('u1', 'a'),
+                                    caps={'u1/vda': self.CAP},
+                                    decided_through=100.0), now_s=4.0)
+        self.assertEqual((), r.lifted)
+        # Took it in, holds none: lifted, once.
+        for now_s in (6.0, 8.0):
+            r = self.round(agent_report('h1', sample('u1', 'a'),
+                                        decided_through=100.0),
+                           now_s=now_s)
+            self.assertEqual(('u1/vda',) if now_s == 6.0 else (), r.lifted)
+
+    def test_a_new_agent_process_holds_no_cap(self):
+        self.round(agent_report('h1', sample('u1', 'a')), cast_at=100.0)
+        r = self.round(agent_report('h1', sample('u1', 'a'),
+                                    agent_id='a2'), now_s=10.0)
+        self.assertEqual(('u1/vda',), r.lifted)
+
+    def test_a_cap_limiting_nothing_is_no_cap(self):
+        self.round(agent_report('h1', sample('u1', 'a')), cast_at=100.0)
+        r = self.round(agent_report('h1', sample('u1', 'a'),
+                                    caps={'u1/vda': model.Cap(0.0, 0.0)},
+                                    decided_through=100.0), now_s=2.0)
+        self.assertEqual(('u1/vda',), r.lifted)
+
+    def test_an_older_agent_never_ends_a_cap_early(self):
+        self.round(agent_report('h1', sample('u1', 'a'), agent_id=''),
+                   cast_at=100.0)
+        r = self.round(agent_report('h1', sample('u1', 'a'), agent_id=''),
+                       now_s=2.0)
+        self.assertEqual((), r.lifted)
+
+    def test_a_released_disk_has_no_cap_to_end(self):
+        self.round(agent_report('h1', sample('u1', 'a')), cast_at=100.0)
+        self.core.cast('a1', [model.Decision('u1', 'vda', model.RELEASE,
+                                             'calm')], 101.0, 1.0)
+        r = self.round(agent_report('h1', sample('u1', 'a'),
+                                    decided_through=101.0), now_s=2.0)
+        self.assertEqual((), r.lifted)
+
+    def test_another_hosts_report_ends_nothing(self):
+        self.round(agent_report('h1', sample('u1', 'a')), cast_at=100.0)
+        # h0 sorts first and claims u1 too, without a cap; h1 keeps it
+        # (reported twice: the second host is ignored, and h1 must
+        # report it as well, with its cap, for the round to see it).
+        r = self.round(agent_report('h1', sample('u1', 'a'),
+                                    caps={'u1/vda': self.CAP},
+                                    decided_through=100.0),
+                       agent_report('h2', sample('u1', 'a'),
+                                    agent_id='evil'), now_s=2.0)
+        self.assertEqual((), r.lifted)
+
+    def test_casts_of_silent_disks_are_forgotten(self):
+        self.round(agent_report('h1', sample('u1', 'a')), cast_at=100.0)
+        self.assertIn('u1/vda', self.core._casts)
+        self.round(agent_report('h1', sample('u2', 'a')),
+                   now_s=core.FORGET_INTERVALS * 2.0 + 1)
+        self.assertNotIn('u1/vda', self.core._casts)

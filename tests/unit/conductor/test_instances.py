@@ -6,6 +6,7 @@ embedded ``flavor`` dict with ``extra_specs`` and the admin attribute
 ``OS-EXT-SRV-ATTR:host``) stands in for it.
 """
 
+import dataclasses
 import logging
 import threading
 import types
@@ -468,3 +469,35 @@ class TestBuild(testtools.TestCase):
         self.assertEqual("[nova] api_version: 2.46 is below 2.47, the first "
                          "that gives a server's flavor extra specs",
                          str(exc))
+
+
+class TestFloorsAndLiftedCaps(DirectoryTestCase):
+    """Only the host Nova places an instance on gets its memory floor,
+    and only its report ends the instance's recorded cap."""
+
+    def report(self, host, uuid, agent_id):
+        return dataclasses.replace(test_core.report(host, sample(uuid)),
+                                   agent_id=agent_id, seq=1)
+
+    def test_floors_from_the_instances_own_flavor(self):
+        self.nova.by_uuid['vm1'].flavor['extra_specs'][
+            'iothrottle:min_memory_mb'] = '256'
+        the_core = self.core(self.directory())
+        round_ = self.round(the_core, self.report('cmp-1', 'vm1', 'a1'),
+                            self.report('cmp-2', 'vm2', 'a2'))
+        self.assertEqual({'cmp-1': {'vm1': 256.0}, 'cmp-2': {'vm2': 0.0}},
+                         round_.floors)
+
+    def test_a_spoofing_host_gets_no_floor_and_ends_no_cap(self):
+        the_core = self.core(self.directory())
+        round_ = self.round(the_core, self.report('cmp-1', 'vm1', 'a1'))
+        the_core.cast('a1', [d for d, _ in round_.by_host['cmp-1']],
+                      100.0, self.now)
+        self.now += 2.0
+        round_ = self.round(the_core, self.report('cmp-2', 'vm1', 'evil'))
+        self.assertEqual((), round_.lifted)
+        self.assertEqual({}, round_.floors)
+        # Its own host's new agent process does end it.
+        self.now += 2.0
+        round_ = self.round(the_core, self.report('cmp-1', 'vm1', 'a2'))
+        self.assertEqual(('vm1/vda',), round_.lifted)

@@ -97,24 +97,24 @@ class TestEpochs(testtools.TestCase):
                          ownership.gained(None, alone, DOMAINS))
 
 
-class TestKeepOwned(testtools.TestCase):
+class TestCoreDecidesOwnedDomains(testtools.TestCase):
 
-    def test_only_owned_samples_and_their_caps_remain(self):
-        cap = wire.model.Cap(5.0, 0.0)
+    def test_only_owned_domains_are_decided_every_floor_counts(self):
+        the_core = test_core.make_core()
+        the_core.owns = lambda domain: domain == 'a'
         report = test_core.report(
-            'h1', test_core.sample('u1', 'a'), test_core.sample('u2', 'b'),
-            caps={'u1/vda': cap, 'u2/vda': cap})
-        other = test_core.report('h2', test_core.sample('u3', 'b'))
-        kept = ownership.keep_owned({'h1': (report, 1.0),
-                                     'h2': (other, 2.0)},
-                                    lambda domain: domain == 'A',
-                                    {'a': 'A', 'b': 'B'}.get)
-        self.assertEqual(['u1'], [s.instance_uuid
-                                  for s in kept['h1'][0].samples])
-        self.assertEqual({'u1/vda': cap}, kept['h1'][0].caps)
-        self.assertEqual(1.0, kept['h1'][1])
-        # h2 reported, though nothing of it is decided here.
-        self.assertEqual((), kept['h2'][0].samples)
+            'h1', test_core.sample('u1', 'a'), test_core.sample('u2', 'b'))
+        the_core.add_report(report, 0.0)
+        round_ = the_core.decide(0.0)
+        self.assertEqual(['a'], [v.storage_domain
+                                 for v in the_core.policy.views])
+        self.assertEqual({'a'}, set(round_.loads))
+        # The host's floors come from all of its instances: one
+        # conductor casts them whole (ownership.host_key).
+        self.assertEqual({'u1', 'u2'}, set(round_.floors['h1']))
+
+    def test_host_keys_are_apart_from_domain_keys(self):
+        self.assertEqual('host:cmp-1', ownership.host_key('cmp-1'))
 
 
 class FakeResult:

@@ -1,6 +1,7 @@
 """Conductor and agent over oslo.messaging's fake:// transport, and the
 database going away."""
 
+import datetime
 import logging
 import threading
 import time
@@ -24,6 +25,7 @@ from iothrottle.db import api as db_api  # noqa: E402
 from iothrottle.db import migration  # noqa: E402
 from iothrottle.rpc import agent as remote_mod  # noqa: E402
 from iothrottle.rpc import api as rpc_api  # noqa: E402
+from iothrottle import throttle_status  # noqa: E402
 from tests.unit.conductor import test_core  # noqa: E402
 
 DEADLINE_S = 10.0
@@ -95,14 +97,16 @@ class TestOverFakeTransport(testtools.TestCase):
         tests)."""
         return name
 
-    def start_conductor(self, store):
-        the_core = core.Core(test_core.Recorder(),
-                             test_core.Flavors({'m1.gold': test_core.GOLD}),
+    def start_conductor(self, store, guarantee=test_core.GOLD,
+                        policy=None, version_cap=None):
+        the_core = core.Core(policy or test_core.Recorder(),
+                             test_core.Flavors({'m1.gold': guarantee}),
                              core.Capacities(test_core.CAPACITY),
                              interval_s=0.5)
-        conductor = service.Conductor(the_core,
-                                      rpc_api.ComputeAPI(self.transport),
-                                      store, 'recorder')
+        conductor = service.Conductor(
+            the_core, rpc_api.ComputeAPI(self.transport,
+                                         version_cap=version_cap),
+            store, 'recorder')
         server = rpc_api.get_server(self.transport, rpc_api.CONDUCTOR_TOPIC,
                                     'c', [service.Endpoint(conductor)])
         stop = threading.Event()
@@ -113,17 +117,17 @@ class TestOverFakeTransport(testtools.TestCase):
         self.addCleanup(stop.set)
         return conductor
 
-    def start_agent(self, host, uuids):
+    def start_agent(self, host, uuids, balloon=None, endpoint=None):
         actuator = FakeActuator()
         agent = agent_mod.Agent(self.conf, FakeCollector(uuids), actuator,
-                                None, None, None)
+                                None, None, None, balloon=balloon)
         # Its first collection: the disks it takes decisions for.
         agent.observe()
         remote = remote_mod.RemoteAgent(
             agent, rpc_api.ConductorAPI(self.transport), host, 0.5)
-        server = rpc_api.get_server(self.transport,
-                                    rpc_api.compute_topic(host), host,
-                                    [remote_mod.Endpoint(remote)])
+        server = rpc_api.get_server(
+            self.transport, rpc_api.compute_topic(host), host,
+            [(endpoint or remote_mod.Endpoint)(remote)])
         server.start()
         stop = threading.Event()
         thread = remote_mod.start_thread(remote, stop)
@@ -180,6 +184,61 @@ class TestOverFakeTransport(testtools.TestCase):
         self.assertIn('u1/vda', actuator.caps)
         wait_for(lambda: 'u1/vda' not in actuator.caps, 'the lease to lapse')
 
+    def test_memory_floors_reach_the_balloon_loop(self):
+        self.start_conductor(service.Store(None), guarantee=model.Guarantee(
+            min_iops=30.0, min_memory_mb=1024.0))
+        balloon = FakeBalloon()
+        remote, actuator = self.start_agent(self.host('h1'), ['u1', 'u2'],
+                                            balloon=balloon)
+        wait_for(lambda: balloon.floors, 'memory floors')
+        self.assertEqual([{'u1': 1024.0, 'u2': 1024.0}], balloon.floors)
+
+    def test_agents_held_at_1_0_get_caps_and_no_floors(self):
+        conductor = self.start_conductor(
+            service.Store(None), version_cap='1.0',
+            guarantee=model.Guarantee(min_iops=30.0, min_memory_mb=1024.0))
+        balloon = FakeBalloon()
+        remote, actuator = self.start_agent(self.host('h1'), ['u1'],
+                                            balloon=balloon)
+        wait_for(lambda: conductor.rounds >= 3 and 'u1/vda' in actuator.caps,
+                 'three rounds and a cap')
+        self.assertEqual([], balloon.floors)
+
+    def test_an_agent_of_the_previous_release_keeps_its_caps(self):
+        # Its endpoint serves compute RPC 1.0 only: the floors cast is
+        # refused there, the decisions (sent at 1.0) still apply.
+        conductor = self.start_conductor(service.Store(None))
+        remote, actuator = self.start_agent(self.host('h1'), ['u1'],
+                                            endpoint=OldEndpoint)
+        wait_for(lambda: conductor.rounds >= 3 and 'u1/vda' in actuator.caps,
+                 'three rounds and a cap')
+        self.assertIn('u1', conductor._floors_sent[self.host('h1')][1])
+        wait_for(lambda: 'does not support RPC version 1.1'
+                 in self.log.output, 'the old agent refusing the floors')
+
+    def test_a_cap_the_agent_lifted_ends_in_the_database_at_once(self):
+        tmp = self.useFixture(fixtures.TempDir())
+        engine = db_api.create_engine('sqlite:///%s'
+                                      % tmp.join('iothrottle.sqlite'))
+        migration.upgrade(engine)
+        self.start_conductor(service.Store(engine), policy=CapOnce())
+        remote, actuator = self.start_agent(self.host('h1'), ['u1'])
+
+        def state():
+            records = db_api.decisions_for_instance(engine, 'u1')
+            return records and throttle_status.disk_status(
+                records[0], datetime.datetime.now(datetime.timezone.utc))
+        wait_for(lambda: state() == throttle_status.CAPPED
+                 and 'u1/vda' in actuator.caps, 'a cap in force')
+        # The agent lifts it (as a restarted agent or guest would) long
+        # before its 600 s lease ends; the conductor decides nothing.
+        remote.agent.release_all()
+        wait_for(lambda: state() == throttle_status.LAPSED,
+                 'the recorded cap to end')
+        record, = db_api.decisions_for_instance(engine, 'u1')
+        self.assertLess(record.lease_expires_at - record.decided_at,
+                        datetime.timedelta(seconds=60))
+
     def test_malformed_messages_are_ignored(self):
         remote, actuator = self.start_agent(self.host('h1'), ['u1'])
         remote.apply([{'action': 'explode'}])
@@ -187,6 +246,47 @@ class TestOverFakeTransport(testtools.TestCase):
         conductor = service.Conductor(None, None, None, 'x')
         conductor.report({'host': ''})
         self.assertIn('malformed report ignored', self.log.output)
+
+
+class FakeBalloon:
+    """A balloon loop that keeps the floors the conductor sends."""
+
+    def __init__(self):
+        self.floors = []
+
+    def maybe_step(self, collection, now_s):
+        return None
+
+    def set_conductor_floors(self, floors):
+        self.floors.append(floors)
+
+
+class OldEndpoint:
+    """The agent's endpoint as the release before memory floors had it:
+    no target (compute RPC 1.0), apply only."""
+
+    def __init__(self, remote):
+        self._remote = remote
+
+    def apply(self, ctxt, decisions):
+        self._remote.apply(decisions)
+
+
+class CapOnce(test_core.Recorder):
+    """Caps each disk once, for 600 s, and decides nothing after."""
+
+    def __init__(self):
+        super().__init__()
+        self.capped = set()
+
+    def decide(self, view, state):
+        from iothrottle.controller import policy as policy_mod
+        fresh = [d for d in view.disks if d.disk_id not in self.capped]
+        self.capped.update(d.disk_id for d in fresh)
+        return policy_mod.Outcome(decisions=tuple(
+            model.Decision(d.sample.instance_uuid, d.sample.device,
+                           model.CAP, 'once', model.Cap(5.0, 0.0),
+                           lease_s=600.0) for d in fresh), state=state)
 
 
 def rpc_serve(conductor, server, stop):
@@ -281,6 +381,43 @@ class TestStaleAndSlow(testtools.TestCase):
                       dict(decision, issued_at=995.0)])
         self.assertEqual(1, len(applied))
         self.assertEqual(1, remote.stale)
+
+    def test_a_report_claims_only_decisions_taken_in_before_its_caps(self):
+        sent = []
+        remote = None
+
+        def observe():
+            # A batch arrives while the caps are read: the next report
+            # may claim it, not this one.
+            remote.apply([{'action': 'explode', 'issued_at': 990.0}])
+            return types.SimpleNamespace(samples=(), caps={})
+        agent = types.SimpleNamespace(observe=observe,
+                                      apply_decisions=lambda pairs: ())
+        remote = remote_mod.RemoteAgent(
+            agent, types.SimpleNamespace(report=sent.append), 'h1', 2.0,
+            wall_clock=lambda: 1000.0)
+        remote.apply([{'action': 'cap', 'issued_at': 900.0}])
+        self.assertEqual(900.0, remote.decided_through)
+        remote.step()
+        remote.step()
+        self.assertEqual([900.0, 990.0],
+                         [r['decided_through'] for r in sent])
+
+    def test_bad_floors_cost_only_themselves(self):
+        balloon = FakeBalloon()
+        remote = remote_mod.RemoteAgent(
+            types.SimpleNamespace(balloon=balloon), None, 'h1', 2.0)
+        self.assertEqual(1, len(remote.set_memory_floors(
+            {'u1': 512.0, 'u2': -5.0})))
+        self.assertEqual(1, len(remote.set_memory_floors(['u1', 512.0])))
+        self.assertEqual([{'u1': 512.0}], balloon.floors)
+        self.assertIn('memory floor ignored: memory floor of u2',
+                      self.log.output)
+        self.assertIn('malformed memory floors ignored', self.log.output)
+        # Without a balloon loop there is nothing to hand them to.
+        remote = remote_mod.RemoteAgent(
+            types.SimpleNamespace(balloon=None), None, 'h1', 2.0)
+        self.assertEqual((), remote.set_memory_floors({'u1': 512.0}))
 
     def test_a_hung_database_never_holds_the_loop(self):
         store = BlockedStore()

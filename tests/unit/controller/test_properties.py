@@ -200,7 +200,9 @@ class TestAnyFiniteInput(testtools.TestCase):
             # knows no floors: the weakness ``guarantee`` fixes) the
             # floor.
             self.assertTrue(cap.iops > 0 or cap.bytes_sec > 0, cap)
-            floored = name != 'paper'
+            # An overbooked domain defends each floor at its share of
+            # the domain (mClock's rule), which may be under the floor.
+            floored = name != 'paper' and 'overbooked' not in decision.reason
             if cap.iops > 0:
                 self.assertGreaterEqual(cap.iops, MINIMUM.iops)
                 if floored:

@@ -405,11 +405,11 @@ class TestDecisionRetention(DatabaseTestCase):
 
     KEY = 'rbd:ceph/volumes'
 
-    def round_(self, cap_iops=200, disks=3):
+    def round_(self, cap_iops=200, disks=3, lease_s=600):
         return [model.Decision('%08d-0000-4000-8000-000000000000' % i,
                                'vda', model.CAP, 'vm%d at %d IOPS' % (i, i),
                                cap=model.Cap(iops=cap_iops, bytes_sec=0),
-                               lease_s=30)
+                               lease_s=lease_s)
                 for i in range(disks)]
 
     def rows(self):
@@ -433,8 +433,62 @@ class TestDecisionRetention(DatabaseTestCase):
         record, = api.decisions_for_instance(
             self.engine, self.round_(disks=1)[0].instance_uuid)
         self.assertEqual(T0, record.decided_at)
-        self.assertEqual(T0 + datetime.timedelta(seconds=130),
+        self.assertEqual(T0 + datetime.timedelta(seconds=700),
                          record.lease_expires_at)
+
+    def test_a_cap_decided_after_its_lease_ended_is_a_new_cap(self):
+        self.record(self.round_(disks=1, lease_s=30), 0)
+        self.assertEqual(1, self.record(self.round_(disks=1, lease_s=30),
+                                        31))
+        self.assertEqual(0, self.record(self.round_(disks=1, lease_s=30),
+                                        35))
+        self.assertEqual(2, self.rows())
+
+    def disk(self, i=0):
+        return '%08d-0000-4000-8000-000000000000/vda' % i
+
+    def newest(self, i=0):
+        return api.decisions_for_instance(self.engine,
+                                          self.disk(i).split('/')[0])[0]
+
+    def test_end_caps_ends_a_running_lease_at_once(self):
+        self.record(self.round_(disks=2), 0)
+        ended_at = T0 + datetime.timedelta(seconds=5)
+        self.assertEqual(1, api.end_caps(self.engine, [self.disk(0)],
+                                         ended_at))
+        self.assertEqual(ended_at, self.newest(0).lease_expires_at)
+        self.assertEqual(T0 + datetime.timedelta(seconds=600),
+                         self.newest(1).lease_expires_at)
+        # Ended already, unknown, malformed: nothing to end.
+        self.assertEqual(0, api.end_caps(
+            self.engine, [self.disk(0), self.disk(7), 'no-slash'],
+            ended_at))
+        # Capped again: a new row, not the old lease revived.
+        self.assertEqual(1, self.record(self.round_(disks=1), 6))
+        self.assertEqual(T0 + datetime.timedelta(seconds=6),
+                         self.newest(0).decided_at)
+
+    def test_a_cap_never_ends_before_it_was_stored(self):
+        self.record(self.round_(disks=1), 10)
+        self.assertEqual(1, api.end_caps(self.engine, [self.disk(0)], T0))
+        self.assertEqual(T0 + datetime.timedelta(seconds=10),
+                         self.newest(0).lease_expires_at)
+
+    def test_end_caps_leaves_a_release_and_an_ended_lease(self):
+        self.record(self.round_(disks=1, lease_s=30), 0)
+        self.assertEqual(0, api.end_caps(
+            self.engine, [self.disk(0)], T0 + datetime.timedelta(
+                seconds=40)))
+        self.assertEqual(T0 + datetime.timedelta(seconds=30),
+                         self.newest(0).lease_expires_at)
+        released = model.Decision(self.disk(0).split('/')[0], 'vda',
+                                  model.RELEASE, 'calm')
+        api.record_decisions(self.engine, self.KEY, [released], 'guarantee',
+                             decided_at=T0 + datetime.timedelta(seconds=50))
+        self.assertEqual(0, api.end_caps(
+            self.engine, [self.disk(0)], T0 + datetime.timedelta(
+                seconds=60)))
+        self.assertEqual('release', self.newest(0).action)
 
     def test_changed_cap_or_action_is_stored(self):
         self.record(self.round_(cap_iops=200), 0)

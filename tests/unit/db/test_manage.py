@@ -7,9 +7,11 @@ import fixtures
 import testtools
 
 from iothrottle.cmd import manage
+from iothrottle.conductor import instances
 from iothrottle.controller import model
 from iothrottle.db import api
 from tests import cli
+from tests.unit.api import fixtures as api_fixtures
 
 UUID2 = '0b9e2c3a-1d4f-4e5a-8b6c-7d8e9f0a1b2c'
 
@@ -66,6 +68,34 @@ class TestManage(ManageTestCase):
                          self.run_manage('tier', 'delete', 'gold'))
         self.assertFails("no tier 'gold'", 'tier', 'delete', 'gold')
         self.assertFails("tier 'silver' exists", 'tier', 'create', 'silver')
+
+    def test_tier_delete_checks_instances_and_says_nova_was_not_asked(self):
+        self.run_manage('db', 'sync')
+        self.run_manage('tier', 'create', 'gold', '--min-iops', '100')
+        engine = api.create_engine('sqlite:///%s/db.sqlite' % self.db_dir)
+        self.addCleanup(engine.dispose)
+        api.record_instances(engine, [api.InstanceRecord(UUID2, 'proj',
+                                                         'gold')])
+        self.assertFails(
+            "tier 'gold' is used by 1 instance(s): %s (Nova's flavors not "
+            "checked: no [nova] credentials in this service's "
+            "configuration); --force deletes it anyway" % UUID2,
+            'tier', 'delete', 'gold')
+        self.assertEqual((0, 'tier gold deleted\n', ''), self.run_manage(
+            'tier', 'delete', 'gold', '--force'))
+
+    def test_tier_delete_asks_nova_for_flavors(self):
+        with open(self.conf_file, 'a') as stream:
+            stream.write('[nova]\nauth_type = password\n')
+        self.useFixture(fixtures.MockPatchObject(
+            instances, 'nova_client',
+            side_effect=lambda conf: api_fixtures.FakeNova()))
+        self.run_manage('db', 'sync')
+        self.run_manage('tier', 'create', 'tin')
+        self.assertFails("tier 'tin' is used by 1 flavor(s): m1.tin (f-tin); "
+                         "--force deletes it anyway", 'tier', 'delete', 'tin')
+        self.assertEqual((0, 'tier tin deleted\n', ''), self.run_manage(
+            'tier', 'delete', 'tin', '--force'))
 
     def test_bad_tier_values(self):
         self.run_manage('db', 'sync')

@@ -152,11 +152,19 @@ class TestTierCommands(CommandTestCase):
                          '(HTTP 400)', str(exc))
         exc = self.assertRaises(exceptions.CommandError, self.run_command,
                                 tier.DeleteTier, 'gold')
-        self.assertIn('is used by 1 instance(s)', str(exc))
+        self.assertIn('is used by 1 flavor(s): m1.gold (f-gold) and 1 '
+                      'instance(s)', str(exc))
         exc = self.assertRaises(exceptions.CommandError, self.run_command,
                                 tier.CreateTier, 'bronze', headers=ALICE)
         self.assertEqual('policy does not allow iothrottle:tiers:create to '
                          'be performed (HTTP 403)', str(exc))
+
+    def test_force_deletes_a_tier_in_use(self):
+        self.assertEqual('', self.run_command(tier.DeleteTier, 'gold',
+                                              '--force'))
+        exc = self.assertRaises(exceptions.CommandError, self.run_command,
+                                tier.ShowTier, 'gold')
+        self.assertIn('(HTTP 404)', str(exc))
 
     def test_a_bad_number_is_refused_before_any_request(self):
         parser = tier.CreateTier(App(None), None).get_parser('x')
@@ -279,3 +287,15 @@ class TestDecisionAndFlavor(CommandTestCase):
         self.assertEqual(('gold', 100.0, None),
                          (shown['guarantee.tier'],
                           shown['guarantee.min_iops'], shown['error']))
+
+
+class TestPathQuoting(testtools.TestCase):
+
+    def test_keys_keep_their_slashes_and_encode_the_rest(self):
+        # '%2F' never passes devstack's Apache; '#' and '?' would end
+        # the path.
+        self.assertEqual('nbd+unix:///run/s.sock',
+                         client_mod.quote_key('nbd+unix:///run/s.sock'))
+        self.assertEqual('cinder-1@hdd%23a%3Fb%25',
+                         client_mod.quote_key('cinder-1@hdd#a?b%'))
+        self.assertEqual('a%2Fb', client_mod.quote('a/b'))

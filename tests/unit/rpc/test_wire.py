@@ -172,3 +172,44 @@ class TestAnyInput(testtools.TestCase):
         self.assertTrue(0 <= decided.lease_s <= wire.MAX_LEASE_S)
         for value in _finite_numbers(guarantee):
             self.assertTrue(math.isfinite(value))
+
+
+class TestDecidedThroughAndFloors(testtools.TestCase):
+
+    def test_decided_through_round_trips_and_is_checked(self):
+        data = wire.report('cmp-1', 2.0, [], {}, agent_id='a', seq=1,
+                           sent_at=1e9, decided_through=1e9 - 0.5)
+        self.assertEqual(1e9 - 0.5,
+                         wire.decode_report(data).decided_through)
+        # An older agent sends none: nothing taken in.
+        del data['decided_through']
+        self.assertEqual(0.0, wire.decode_report(data).decided_through)
+        for bad in (-1.0, float('nan'), 'soon', 1e12):
+            exc = self.assertRaises(ValueError, wire.decode_report,
+                                    report(decided_through=bad))
+            self.assertIn('decided_through', str(exc))
+
+    def test_floors_round_trip(self):
+        floors = wire.memory_floors({'vm2': 0, 'vm1': 2048})
+        self.assertEqual({'vm1': 2048.0, 'vm2': 0.0}, floors)
+        self.assertEqual(({'vm1': 2048.0, 'vm2': 0.0}, ()),
+                         wire.decode_memory_floors(floors))
+
+    def test_a_bad_floor_costs_only_itself(self):
+        floors, rejected = wire.decode_memory_floors({
+            'vm1': 512.0, 'vm2': float('nan'), 'vm3': -1.0, 'vm4': '512',
+            'vm5': 1e16, 'vm6': True, '': 5.0, 'x' * 300: 5.0})
+        self.assertEqual({'vm1': 512.0}, floors)
+        self.assertEqual(7, len(rejected))
+        self.assertIn('memory floor of vm2: min_memory_mb must be a finite '
+                      'number', rejected[0])
+
+    def test_a_malformed_envelope_is_refused(self):
+        for bad in (None, ['vm1', 5.0], 'vm1=5'):
+            exc = self.assertRaises(ValueError, wire.decode_memory_floors,
+                                    bad)
+            self.assertIn('memory floors must be a mapping', str(exc))
+        exc = self.assertRaises(ValueError, wire.decode_memory_floors,
+                                {'vm%d' % i: 1.0
+                                 for i in range(wire.MAX_SAMPLES + 1)})
+        self.assertIn('more than 10000 instances', str(exc))
