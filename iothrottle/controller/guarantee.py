@@ -61,9 +61,10 @@ The capacity an operator declares in ``[storage]`` is often wrong, and
 absent it is the default of one 7200 rpm disk.  Like blk-iocost's
 ``vrate`` (which scales the device model by how the device keeps its
 latency targets) and SIOC (which reads congestion from latency, not from
-a capacity), the policy keeps ``capacity_scale``, the learned capacity
-as a multiple of the told one, and measures every load against it
-(``learn_scale``):
+a capacity), the policy keeps a learned capacity (``learned_iops``; the
+bandwidth axis keeps the told ratio between the two), works with it as
+a multiple of the told one (``DomainState.capacity_scale``) and measures
+every load against it (``learn_scale``):
 
 * congested while busy (at least ``BUSY_INFLIGHT`` requests in flight
   on the uncapped disks): what the domain completed is what it can do,
@@ -329,14 +330,23 @@ class DomainState:
     ``baseline_latency_s``: lowest mean latency shown below the border
     (0 until it has shown one).  ``tighten_streak``: consecutive
     intervals that tightened.  ``calm_streak``: consecutive intervals in
-    which no guarantee was at risk.  ``capacity_scale``: the domain's
-    learned capacity as a multiple of the one it was told (1.0 until
-    the domain shows otherwise).
+    which no guarantee was at risk.  ``learned_iops``: the domain's
+    learned capacity on its IOPS axis (0 until it has been told one);
+    kept in IOPS, not as a multiple of the told capacity, so that a
+    told capacity that changes (the conductor's peak replacing the
+    ``[storage]`` default) does not move what was learned.
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
     calm_streak: int = 0
-    capacity_scale: float = 1.0
+    learned_iops: float = 0.0
+
+    def capacity_scale(self, told):
+        """The learned capacity as a multiple of ``told`` (1.0 before
+        anything was learned)."""
+        if self.learned_iops <= 0:
+            return 1.0
+        return self.learned_iops / told.max_iops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -500,7 +510,8 @@ class GuaranteePolicy(policy.Policy):
         told_load = sum(cost.load(view.capacity, d.sample.iops,
                                   d.sample.bytes_sec) for d in view.disks)
         congestion = self._congestion(latency_s, state.baseline_latency_s)
-        scale = learn_scale(state.capacity_scale, told_load,
+        told = view.capacity
+        scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion)
                             and _uncapped_inflight(view.disks)
                             >= BUSY_INFLIGHT,
@@ -545,7 +556,7 @@ class GuaranteePolicy(policy.Policy):
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
-                              scale),
+                              told.max_iops * scale),
             load=total_load, saturated=bool(saturation))
 
     def _congestion(self, latency_s, baseline_s):

@@ -136,7 +136,8 @@ class TestTighten(testtools.TestCase):
         out = decide([disk('vm1', 60, 0.1, min_iops=55),
                       disk('vm2', 35, 0.1, min_iops=30),
                       disk('vm3', 2, 0.5, min_iops=40)])
-        self.assertAlmostEqual(0.97 / 0.9, out.state.capacity_scale, places=4)
+        self.assertAlmostEqual(0.97 / 0.9 * 100, out.state.learned_iops,
+                               places=2)
         caps = {k: d.cap.iops for k, d in by_name(out).items()}
         self.assertNotIn('vm3', caps)
         # vm3 lacks more than both donors' excess over their shares:
@@ -449,7 +450,7 @@ class TestClosedLoop(testtools.TestCase):
                 state = policy.decide(model.DomainView(
                     'store', model.Capacity(told, 1e12), tuple(inputs),
                     i * 5.0), state).state
-            self.assertTrue(low <= state.capacity_scale <= high,
+            self.assertTrue(low * told <= state.learned_iops <= high * told,
                             (told, state))
 
     def test_overbooked_store_shares_by_floor_and_holds_floorless_at_minimum(
@@ -512,6 +513,16 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertEqual(high, guarantee.learn_scale(1.0, 1e9, False, 0.9))
         self.assertEqual(low, guarantee.learn_scale(low, 1e-9, True, 0.9))
 
+    def test_what_was_learned_survives_a_new_told_capacity(self):
+        # Learned 100 IOPS against a told 200; then told 400 (say, the
+        # conductor's peak replaced the default): still 100.
+        state = guarantee.DomainState(learned_iops=100.0)
+        quiet = [disk('vm1', 20, 0.012)]
+        out = decide(quiet, state=state,
+                     capacity=model.Capacity(400.0, 1e12))
+        self.assertEqual(100.0, out.state.learned_iops)
+        self.assertAlmostEqual(0.2, out.load, places=3)
+
     def test_baseline_is_learned_only_in_quiet_intervals(self):
         quiet = [disk('vm1', 20, 0.012), disk('vm2', 10, 0.011)]
         out = decide(quiet)
@@ -534,5 +545,5 @@ class TestLearnedCapacity(testtools.TestCase):
         # The same interval at 12 ms: nothing says it is saturated.
         calm = [disk('vm1', 90, 0.012), disk('vm2', 8, 0.1, min_iops=20)]
         self.assertEqual((), decide(calm, capacity=told).decisions)
-        self.assertAlmostEqual(0.98 / 2 / 0.9, out.state.capacity_scale,
-                               places=4)
+        self.assertAlmostEqual(0.98 / 2 / 0.9 * 200, out.state.learned_iops,
+                               places=2)
