@@ -139,6 +139,39 @@ class ScenarioRun(runner.Seed000Run):
                     rate_kb_s=rate_kb_s or None))
 
 
+class Tracer:
+    """Writes one line per interval of a run to ``out``: the plan and
+    policy, each guest's KB/s against its need, cap and latency, then
+    the decisions of that interval with their reasons."""
+
+    def __init__(self, out, run):
+        self.out = out
+        self.run = run
+
+    def __call__(self, policy_name, interval, report):
+        plan = self.run.plan
+        needs, overbooked = scenarios.needs_kb_s(
+            plan, interval, self.run.capacity.max_iops)
+        names = {self.run._tb.instance_uuid(vm.name): vm.name
+                 for vm in plan.vms}
+        latency_ms = {names.get(s.instance_uuid): s.latency_s * 1e3
+                      for s in report.samples}
+        self.out.write('plan %d %-9s t=%5.1f%s %s\n' % (
+            plan.index, policy_name, interval.end_s,
+            ' overbooked' if overbooked else '',
+            ' '.join('%s=%.0f/%s%s@%.0fms' % (
+                vm.name, interval.kb_s.get(vm.name, 0.0),
+                '%.0f' % needs[vm.name] if vm.name in needs else '-',
+                '[cap %.0f]' % interval.caps[vm.name]
+                if interval.caps.get(vm.name) else '',
+                latency_ms.get(vm.name, 0.0)) for vm in plan.vms)))
+        for d in report.decisions:
+            self.out.write('    %s %s: %s\n' % (
+                names.get(d.instance_uuid, d.instance_uuid), d.action,
+                d.reason))
+        self.out.flush()
+
+
 def figure(path, plans, runs, policies):
     """Worst guest's satisfaction and total vs none, per plan and
     policy (two panels)."""

@@ -122,6 +122,10 @@ FLOORLESS_MAX = 1.1
 
 # The targets: satisfaction, reaction p95 (intervals), total vs
 # the uncontrolled run, and each guaranteed guest's overbooked share.
+# Totals are judged in requests/s, the unit the store charges in: a
+# policy that moves capacity from a floorless 256 KB guest to a
+# guaranteed 4 KB one moves fewer KB for the same work (KB/s is
+# reported beside it).
 TARGET_SATISFIED = 0.95
 TARGET_REACTION_P95 = 2
 TARGET_TOTAL_VS_NONE = 0.97
@@ -474,8 +478,8 @@ def targets(plan, results, policy):
         out['reaction'] = (not r['reaction']) or (
             p95 is not None and p95 <= TARGET_REACTION_P95)
         if 'none' in results:
-            out['total'] = (r['total_mean'] >= TARGET_TOTAL_VS_NONE
-                            * results['none']['total_mean'])
+            out['total'] = (r['total_iops_mean'] >= TARGET_TOTAL_VS_NONE
+                            * results['none']['total_iops_mean'])
     else:
         out['overbooked_share'] = (
             r['overbooked_share_min'] is None
@@ -485,7 +489,8 @@ def targets(plan, results, policy):
                                 <= FLOORLESS_MAX)
     if plan.has_idle_phase and 'static' in results and policy != 'static':
         s = results['static']
-        out['beats_static_total'] = r['total_mean'] > s['total_mean']
+        out['beats_static_total'] = (r['total_iops_mean']
+                                     > s['total_iops_mean'])
         out['static_satisfaction'] = _at_least(r['worst_satisfied'],
                                                s['worst_satisfied'])
     return out

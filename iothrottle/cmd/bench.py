@@ -113,6 +113,11 @@ def parse_args(argv):
     sc.add_argument('--json', metavar='FILE', help='write results as JSON')
     sc.add_argument('--png', metavar='FILE',
                     help='write the per-plan figure')
+    sc.add_argument('--plan', type=int, action='append', metavar='K',
+                    help='run only plan K of the draw (repeatable)')
+    sc.add_argument('--trace', metavar='FILE',
+                    help='write every interval: each guest\'s KB/s, '
+                         'latency and cap, and the decisions taken')
     sc.add_argument('--dry-run', action='store_true',
                     help='print the drawn plans and exit')
     f = sub.add_parser('faults', help='inject faults into a running '
@@ -193,6 +198,8 @@ def run_scenarios(args, out):
     from iothrottle.bench import scenarios
 
     plans = scenarios.draw_plans(args.count, args.seed, short=args.short)
+    if args.plan:
+        plans = [p for p in plans if p.index in args.plan]
     if args.dry_run:
         for plan in plans:
             out.write(plan.describe() + '\n')
@@ -211,7 +218,13 @@ def run_scenarios(args, out):
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
         out.flush()
-    runs = run.run(policies, on_plan=on_plan)
+    trace = open(args.trace, 'w') if args.trace else None
+    try:
+        runs = run.run(policies, on_plan=on_plan, on_interval=(
+            scenario_runner.Tracer(trace, run) if trace else None))
+    finally:
+        if trace:
+            trace.close()
     summary = scenarios.aggregate(plans, [r for r, _ in runs])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {

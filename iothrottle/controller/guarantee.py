@@ -61,9 +61,10 @@ The capacity an operator declares in ``[storage]`` is often wrong, and
 absent it is the default of one 7200 rpm disk.  Like blk-iocost's
 ``vrate`` (which scales the device model by how the device keeps its
 latency targets) and SIOC (which reads congestion from latency, not from
-a capacity), the policy keeps ``capacity_scale``, the learned capacity
-as a multiple of the told one, and measures every load against it
-(``learn_scale``):
+a capacity), the policy keeps a learned capacity (``learned_iops``; the
+bandwidth axis keeps the told ratio between the two), works with it as
+a multiple of the told one (``DomainState.capacity_scale``) and measures
+every load against it (``learn_scale``):
 
 * congested while busy (at least ``BUSY_INFLIGHT`` requests in flight
   on the uncapped disks): what the domain completed is what it can do,
@@ -110,22 +111,42 @@ Each interval, for one storage domain:
    the floor to break holds a victim anywhere in the guard band, often
    just above 1.0, and every unlucky interval is a broken guarantee
    (measured on the two-host testbed run: 90 % of intervals satisfied
-   with victims at ``< 1``).
-2. Saturated and victims exist: **tighten**.  The deficit is the load the
-   victims lack to reach the top of the guard band,
-   ``sum(floor_load x (1 + guard) - load)``, doubled for each interval
-   in a row that already tightened (at most x8): a victim held back by
-   latency - one synchronous stream - regains less than the load freed,
-   so a persistent shortfall escalates the cut.  It is taken from the other
-   disks' *excess over their own floor* by weighted water-filling: find
-   the level ``lam`` at which ``sum(max(0, excess - lam x weight))``
-   equals the deficit, and cut each donor to ``floor_load + min(excess,
-   lam x weight)``.  The largest excess (per unit of tier weight) is cut
-   first; a disk at or below its floor is never a donor; a cap never goes
-   below ``min_iops``/``min_bytes_sec`` nor below the *minimum cap*
-   (below).  If all excess together is less than the deficit, every
-   donor is cut to its floor (the guarantees overbook the domain; the
-   reason says so).
+   with victims at ``< 1``).  A disk whose own cap holds it at or under
+   its defended level (``Assessment.held_by_own_cap``: a donor already
+   cut to its floor) is neither: what it lacks is its cap's doing, and
+   counting it made the policy cut everyone else to their floors for a
+   burster it had itself cut to its own (scenario plan 1 of seed 0:
+   escalation to x8 against a capped burster at 96 % of its floor).
+2. Saturated and victims exist: **tighten**.  The *deficit* is the load
+   to free so that every victim reaches the top of its guard band.  On a
+   FIFO store what is freed goes to every uncapped disk that wants more,
+   in proportion to its requests in flight (seed 000 section 3.1), not
+   to the victims alone, so the deficit is ``sum(s) + L x sum(q_n)``:
+   the victims' shortfalls ``s = floor_load x (1 + guard) - load``, plus,
+   for each other competitor with ``q_n`` requests in flight, what it
+   takes at the level ``L = max(s / q)`` the neediest victim (``q`` in
+   flight) needs (``_freed_for``).  Who competes depends on whom the cut
+   caps (a donor cut even a little is held at about its present rate),
+   so the deficit is the least ``x`` with ``x >= deficit(cut by x)``,
+   found by bisection (``settle``).  Worked numbers (the unit test):
+   vm3 lacks 10 IOPS with 1 request in flight beside a floorless vm2
+   with 3; freeing 10 from the burster vm1 would give vm2 7.5 of them;
+   the settled cut takes 19.5 from vm1 and caps vm2 at its rate.  On the
+   closed-loop fluid store this settles seed 000's plan in one interval
+   at 100 % utilisation, where the sum of shortfalls alone took four.
+   The deficit is doubled for each interval in a row that already
+   tightened (at most x8): the model is a model, and a persistent
+   shortfall must escalate the cut.  It is taken from the other disks'
+   *excess over their defended level* ``floor_load x (1 +
+   defend_fraction)`` by weighted water-filling: find the level ``lam``
+   at which ``sum(max(0, excess - lam x weight))`` equals the deficit,
+   and cut each donor by what lies above ``lam x weight``.  The largest
+   excess (per unit of tier weight) is cut first; a disk at or below its
+   defended level is never a donor (a donor cut to its bare floor would
+   show the same +-7 % noise a victim does); a cap never goes below
+   ``min_iops``/``min_bytes_sec`` nor below the *minimum cap* (below).
+   If all excess together is less than the deficit, every donor is cut
+   to its defended level (the reason says so).
 3. Otherwise, if any disk is at risk: **hold** - renew every cap as it
    is, so a release does not push a guaranteed disk over the edge.
 4. Otherwise, once nobody has been at risk for ``calm_intervals`` (3)
@@ -245,6 +266,14 @@ from iothrottle.controller import shares
 # the limit, and one 2 s interval of a 20 IOPS cap is only 40 requests.
 AT_CAP_FRACTION = 0.9
 
+# Bisection steps that settle a deficit: 2^-40 of the largest deficit is
+# far below one request per second on any domain.
+SETTLE_STEPS = 40
+
+# Room allowed for float rounding when a cap is compared with the load
+# of a floor: caps travel through libvirt as numbers of IOPS and bytes.
+CAP_SLACK = 1e-6
+
 # Consecutive tightening intervals double the cut, up to 2^3 = 8 times
 # the deficit: a victim that is latency-bound (one synchronous stream)
 # recovers less than the load freed, so a fixed cut could take many
@@ -301,14 +330,23 @@ class DomainState:
     ``baseline_latency_s``: lowest mean latency shown below the border
     (0 until it has shown one).  ``tighten_streak``: consecutive
     intervals that tightened.  ``calm_streak``: consecutive intervals in
-    which no guarantee was at risk.  ``capacity_scale``: the domain's
-    learned capacity as a multiple of the one it was told (1.0 until
-    the domain shows otherwise).
+    which no guarantee was at risk.  ``learned_iops``: the domain's
+    learned capacity on its IOPS axis (0 until it has been told one);
+    kept in IOPS, not as a multiple of the told capacity, so that a
+    told capacity that changes (the conductor's peak replacing the
+    ``[storage]`` default) does not move what was learned.
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
     calm_streak: int = 0
-    capacity_scale: float = 1.0
+    learned_iops: float = 0.0
+
+    def capacity_scale(self, told):
+        """The learned capacity as a multiple of ``told`` (1.0 before
+        anything was learned)."""
+        if self.learned_iops <= 0:
+            return 1.0
+        return self.learned_iops / told.max_iops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,6 +364,14 @@ class Assessment:
     @property
     def excess(self):
         return max(0.0, self.load - self.floor_load)
+
+    def held_by_own_cap(self, defend_fraction):
+        """Whether its own cap, at or under its defended level (``floor
+        x (1 + defend_fraction)``), is what holds it: a donor cut to its
+        floor, not a victim of the others."""
+        return (self.disk.cap is not None
+                and self.cap_load <= self.floor_load * (1 + defend_fraction)
+                * (1 + CAP_SLACK))
 
     @property
     def claim(self):
@@ -464,7 +510,8 @@ class GuaranteePolicy(policy.Policy):
         told_load = sum(cost.load(view.capacity, d.sample.iops,
                                   d.sample.bytes_sec) for d in view.disks)
         congestion = self._congestion(latency_s, state.baseline_latency_s)
-        scale = learn_scale(state.capacity_scale, told_load,
+        told = view.capacity
+        scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion)
                             and _uncapped_inflight(view.disks)
                             >= BUSY_INFLIGHT,
@@ -480,11 +527,12 @@ class GuaranteePolicy(policy.Policy):
         overbooking = ''
         if saturation:
             rows, overbooking = self._share_floors(view, rows)
-        victims = [r for r in rows if r.wants_more
-                   and r.satisfaction < 1 + t.defend_fraction]
-        at_risk = [r for r in rows
-                   if r.wants_more
-                   and r.satisfaction < 1 + t.guard_fraction]
+        contenders = [r for r in rows if r.wants_more
+                      and not r.held_by_own_cap(t.defend_fraction)]
+        victims = [r for r in contenders
+                   if r.satisfaction < 1 + t.defend_fraction]
+        at_risk = [r for r in contenders
+                   if r.satisfaction < 1 + t.guard_fraction]
         tighten_streak = calm_streak = 0
         if saturation and victims:
             gain = 2 ** min(state.tighten_streak, MAX_ESCALATION)
@@ -508,7 +556,7 @@ class GuaranteePolicy(policy.Policy):
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
-                              scale),
+                              told.max_iops * scale),
             load=total_load, saturated=bool(saturation))
 
     def _congestion(self, latency_s, baseline_s):
@@ -571,13 +619,20 @@ class GuaranteePolicy(policy.Policy):
 
     def _tighten(self, view, rows, victims, saturation, gain):
         t = self.tunables
-        deficit = gain * sum(max(0.0, v.floor_load * (1 + t.guard_fraction)
-                                 - v.load) for v in victims)
-        donors = [r for r in rows if r not in victims and r.excess > 0]
-        cuts = water_fill([d.excess for d in donors],
-                          [d.disk.guarantee.weight for d in donors],
-                          deficit)
-        overbooked = sum(d.excess for d in donors) < deficit
+        donors = [r for r in rows if r not in victims
+                  and r.load > r.floor_load * (1 + t.defend_fraction)]
+        excesses = [d.load - d.floor_load * (1 + t.defend_fraction)
+                    for d in donors]
+        weights = [d.disk.guarantee.weight for d in donors]
+
+        def needed(deficit):
+            cuts = water_fill(excesses, weights, deficit)
+            cut_ids = {d.disk.disk_id for d, c in zip(donors, cuts) if c > 0}
+            return gain * _freed_for(victims, rows, cut_ids,
+                                     t.guard_fraction)
+        deficit = settle(needed)
+        cuts = water_fill(excesses, weights, deficit)
+        overbooked = sum(excesses) < deficit
         why = '%s; %s; deficit %.3f of capacity (x%d)%s' % (
             saturation, _describe_victims(victims), deficit, gain,
             ' (guarantees overbook the domain: donors cut to their floors)'
@@ -685,6 +740,59 @@ def _release(row, reason):
     return model.Decision(instance_uuid=row.disk.sample.instance_uuid,
                           device=row.disk.sample.device,
                           action=model.RELEASE, reason=reason)
+
+
+def settle(needed, steps=SETTLE_STEPS):
+    """The least deficit ``x`` with ``x >= needed(x)``.
+
+    What must be freed depends on who still competes for it, which
+    depends on whom the cut caps: ``needed`` falls as ``x`` grows (more
+    donors capped compete no more), from ``needed(0)`` (nobody capped,
+    the most) down.  A donor cut even a little is capped at about its
+    present rate and takes nothing of what is freed, so the least
+    self-consistent ``x`` is the cheapest cut that works; bisection
+    finds it to ``2^-steps`` of ``needed(0)``.
+    """
+    high = needed(0.0)
+    low = 0.0
+    if high <= 0:
+        return 0.0
+    for _ in range(steps):
+        mid = (low + high) / 2
+        if mid >= needed(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _freed_for(victims, rows, cut_ids, guard_fraction):
+    """The load to free so that every victim reaches the top of its
+    guard band, ``floor x (1 + guard_fraction)``.
+
+    On a FIFO store what a cap frees goes to every uncapped disk that
+    wants more, in proportion to its requests in flight (seed 000
+    section 3.1: a VM's share of the queue is its share of the
+    requests).  The victims' own shortfalls ``s`` are wanted; but each
+    other disk that still competes (uncapped, wanting more, not among
+    ``cut_ids`` about to be capped) takes its part too: for the victim
+    needing most per request in flight, ``L = max(s / q)``, a competitor
+    with ``q_n`` in flight takes ``L x q_n``.  So the deficit is
+    ``sum(s) + L x sum(q_n)``.  (The victims are taken to stop at their
+    shortfalls - a paced stream does - and the others not to stop: an
+    unpaced stream does not.)
+    """
+    shortfalls = [(v, max(0.0, v.floor_load * (1 + guard_fraction)
+                          - v.load)) for v in victims]
+    per_request = max([s / v.disk.sample.inflight for v, s in shortfalls
+                       if v.disk.cap is None and v.disk.sample.inflight > 0],
+                      default=0.0)
+    victim_ids = {v.disk.disk_id for v in victims}
+    others = sum(r.disk.sample.inflight for r in rows
+                 if r.disk.cap is None and r.wants_more
+                 and r.disk.disk_id not in victim_ids
+                 and r.disk.disk_id not in cut_ids)
+    return sum(s for _, s in shortfalls) + per_request * others
 
 
 def _describe_victims(victims):

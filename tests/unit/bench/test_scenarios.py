@@ -192,7 +192,7 @@ class TestMetrics(testtools.TestCase):
     def test_targets(self):
         good = scenarios.summarize(PLAN, self.series(1000), 100)
         bad = scenarios.summarize(PLAN, self.series(500, b_kb_s=2000), 100)
-        static = dict(good, total_mean=good['total_mean'] - 1)
+        static = dict(good, total_iops_mean=good['total_iops_mean'] - 1)
         results = {'none': bad, 'guarantee': good, 'static': static}
         t = scenarios.targets(PLAN, results, 'guarantee')
         self.assertEqual({'satisfied': True, 'reaction': True,

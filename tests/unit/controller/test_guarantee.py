@@ -136,14 +136,49 @@ class TestTighten(testtools.TestCase):
         out = decide([disk('vm1', 60, 0.1, min_iops=55),
                       disk('vm2', 35, 0.1, min_iops=30),
                       disk('vm3', 2, 0.5, min_iops=40)])
-        self.assertAlmostEqual(0.97 / 0.9, out.state.capacity_scale, places=4)
+        self.assertAlmostEqual(0.97 / 0.9 * 100, out.state.learned_iops,
+                               places=2)
         caps = {k: d.cap.iops for k, d in by_name(out).items()}
         self.assertNotIn('vm3', caps)
         # vm3 lacks more than both donors' excess over their shares:
-        # both are cut to their shares, under their nominal floors.
+        # both are cut to their defended levels, 5 % over their shares,
+        # under their nominal floors.
         for name, floor in (('vm1', 55), ('vm2', 30)):
-            self.assertAlmostEqual(0.776 * floor, caps[name], places=3)
+            self.assertAlmostEqual(0.776 * floor * 1.05, caps[name],
+                                   places=3)
             self.assertIn('overbooked', by_name(out)[name].reason)
+
+    def test_a_donor_held_at_its_floor_by_its_own_cap_is_no_victim(self):
+        # vm1, capped at 21 IOPS (its 20 floor + 5 %), pushes against
+        # its cap: its shortfall is its own cap's, so it must not make
+        # the policy cut vm2, which is satisfied.
+        cap = model.Cap(iops=21, bytes_sec=21 * KB64)
+        out = decide([disk('vm1', 20.5, 0.5, min_iops=20, cap=cap),
+                      disk('vm2', 70, 0.1, min_iops=30)])
+        self.assertEqual({'vm1'}, set(by_name(out)))
+        self.assertNotIn('at or under guarantee', by_name(out)['vm1'].reason)
+
+    def test_the_cut_pays_for_what_other_competitors_take(self):
+        # vm3 (1 request in flight) lacks 10 IOPS of its guard band; the
+        # floorless vm2 keeps 3 requests in flight and would take three
+        # times what vm3 gains of anything freed.  The cheapest cut that
+        # works caps vm2 too (at about its rate, so it competes no more)
+        # and frees 19.5 IOPS, where 10 (the shortfall alone) would mostly
+        # have gone to vm2.
+        out = decide([disk('vm1', 60, 0.1, min_iops=10),
+                      disk('vm2', 30, 0.1),
+                      disk('vm3', 14, 1 / 14.0, min_iops=20)])
+        d = by_name(out)
+        self.assertNotIn('vm3', d)
+        self.assertAlmostEqual(60 - 19.5, d['vm1'].cap.iops, places=3)
+        self.assertAlmostEqual(30.0, d['vm2'].cap.iops, places=3)
+
+    def test_settle_finds_the_least_self_consistent_deficit(self):
+        # Needed 100 until 19.5 is freed, then 10: the least x with
+        # x >= needed(x) is 19.5.
+        x = guarantee.settle(lambda x: 100.0 if x < 19.5 else 10.0)
+        self.assertAlmostEqual(19.5, x, places=3)
+        self.assertEqual(0.0, guarantee.settle(lambda x: 0.0))
 
     def test_floors_that_fit_are_never_cut(self):
         # The same store with floors of 40 + 20 + 20: they fit, so donors
@@ -203,7 +238,7 @@ class TestEscalation(testtools.TestCase):
 
     def test_a_persisting_shortfall_doubles_the_cut(self):
         disks = [disk('vm1', 82, 0.12), disk('vm2', 5, 0.2, min_iops=10),
-                 disk('vm3', 10, 0.05)]
+                 disk('vm3', 10, 0.04)]
         first = by_name(decide(disks))['vm1'].cap.iops
         out = decide(disks, state=guarantee.DomainState(tighten_streak=1))
         self.assertAlmostEqual(82 - 2 * (82 - first),
@@ -415,7 +450,7 @@ class TestClosedLoop(testtools.TestCase):
                 state = policy.decide(model.DomainView(
                     'store', model.Capacity(told, 1e12), tuple(inputs),
                     i * 5.0), state).state
-            self.assertTrue(low <= state.capacity_scale <= high,
+            self.assertTrue(low * told <= state.learned_iops <= high * told,
                             (told, state))
 
     def test_overbooked_store_shares_by_floor_and_holds_floorless_at_minimum(
@@ -478,6 +513,16 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertEqual(high, guarantee.learn_scale(1.0, 1e9, False, 0.9))
         self.assertEqual(low, guarantee.learn_scale(low, 1e-9, True, 0.9))
 
+    def test_what_was_learned_survives_a_new_told_capacity(self):
+        # Learned 100 IOPS against a told 200; then told 400 (say, the
+        # conductor's peak replaced the default): still 100.
+        state = guarantee.DomainState(learned_iops=100.0)
+        quiet = [disk('vm1', 20, 0.012)]
+        out = decide(quiet, state=state,
+                     capacity=model.Capacity(400.0, 1e12))
+        self.assertEqual(100.0, out.state.learned_iops)
+        self.assertAlmostEqual(0.2, out.load, places=3)
+
     def test_baseline_is_learned_only_in_quiet_intervals(self):
         quiet = [disk('vm1', 20, 0.012), disk('vm2', 10, 0.011)]
         out = decide(quiet)
@@ -500,5 +545,5 @@ class TestLearnedCapacity(testtools.TestCase):
         # The same interval at 12 ms: nothing says it is saturated.
         calm = [disk('vm1', 90, 0.012), disk('vm2', 8, 0.1, min_iops=20)]
         self.assertEqual((), decide(calm, capacity=told).decisions)
-        self.assertAlmostEqual(0.98 / 2 / 0.9, out.state.capacity_scale,
-                               places=4)
+        self.assertAlmostEqual(0.98 / 2 / 0.9 * 200, out.state.learned_iops,
+                               places=2)
