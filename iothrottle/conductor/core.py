@@ -466,7 +466,7 @@ class Core:
                 capped.discard(decision.disk_id)
         return model.DomainLoad(
             iops=iops, bytes_sec=bytes_sec, load=load, saturated=saturated,
-            disks=len(samples), caps=len(capped))
+            disks=len(samples), caps=len(capped), capacity=result.capacity)
 
     def _accepted(self, host, sample, now_s, errors):
         """Whether Nova places ``sample``'s instance on ``host`` (always

@@ -19,14 +19,16 @@ class DomainResult:
     ``decided`` pairs each Decision with the disk's Guarantee (the agent
     clamps caps to its ceilings); ``state`` is the policy's state for the
     next interval (the old one if the policy failed); ``errors`` are
-    one-line messages; ``load`` and ``saturated`` are the policy's own
-    judgment of the domain, if it gave one (``policy.Outcome``).
+    one-line messages; ``load``, ``saturated`` and ``capacity`` are the
+    policy's own judgment of the domain, if it gave one
+    (``policy.Outcome``).
     """
     decided: tuple
     state: object
     errors: tuple = ()
     load: float = None
     saturated: bool = None
+    capacity: model.Capacity = None
 
 
 def decide(policy, state, storage_domain, capacity_of, disks, now_s):
@@ -63,4 +65,4 @@ def decide(policy, state, storage_domain, capacity_of, disks, now_s):
             continue
         decided.append((decision, guarantees[decision.disk_id]))
     return DomainResult(tuple(decided), outcome.state, tuple(errors),
-                        outcome.load, outcome.saturated)
+                        outcome.load, outcome.saturated, outcome.capacity)

@@ -571,7 +571,8 @@ class GuaranteePolicy(policy.Policy):
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
                               told.max_iops * scale),
-            load=total_load, saturated=bool(saturation))
+            load=total_load, saturated=bool(saturation),
+            capacity=view.capacity)
 
     def _congestion(self, latency_s, baseline_s):
         """Why the domain's latency says it is congested, or ''.

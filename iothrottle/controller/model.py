@@ -214,7 +214,9 @@ class DomainLoad:
     (against the capacity it learned, for ``guarantee``; see
     :class:`iothrottle.controller.policy.Outcome`); ``saturated``: as the
     policy judged it (``guarantee`` also by latency), else ``load`` at
-    or above its saturation border; ``disks``: the
+    or above its saturation border; ``capacity``: the Capacity the
+    policy measured ``load`` against when it learns its own (the
+    ``guarantee`` policy's learned capacity), else None; ``disks``: the
     disks decided on; ``caps``: those under a cap once the interval's
     decisions are applied.
     """
@@ -224,6 +226,7 @@ class DomainLoad:
     saturated: bool
     disks: int
     caps: int
+    capacity: Capacity = None
 
 
 @dataclasses.dataclass(frozen=True)

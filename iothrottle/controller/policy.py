@@ -25,12 +25,14 @@ class Outcome:
     """A policy's answer for one domain and interval: ``decisions``, the
     ``state`` for the next interval and, when the policy judges load
     its own way (a learned capacity, a latency test), the domain's
-    ``load`` and whether it found it ``saturated``; None leaves both to
-    :meth:`Policy.load` and :meth:`Policy.saturation_border`."""
+    ``load``, whether it found it ``saturated`` and the ``capacity`` it
+    measured the load against; None leaves them to :meth:`Policy.load`,
+    :meth:`Policy.saturation_border` and the capacity it was told."""
     decisions: tuple
     state: object = None
     load: float = None
     saturated: bool = None
+    capacity: model.Capacity = None
 
 
 class Policy(abc.ABC):

@@ -116,6 +116,8 @@ class StorageDomain:
     load_disks: int = None
     load_caps: int = None
     load_at: datetime.datetime = None
+    policy_max_iops: float = None
+    policy_max_bytes_sec: float = None
 
     def capacity(self):
         """The controller's Capacity; None until both axes are known."""
@@ -392,7 +394,13 @@ LOAD_TOLERANCE = 0.01
 
 # The columns record_domain_load writes, as StorageDomain names them.
 _LOAD_COLUMNS = ('load_iops', 'load_bytes_sec', 'load_fraction',
-                 'saturated', 'load_disks', 'load_caps', 'load_at')
+                 'saturated', 'load_disks', 'load_caps', 'load_at',
+                 'policy_max_iops', 'policy_max_bytes_sec')
+
+
+def _optional_rate(name, value):
+    """``_rate`` of ``value``, or None when there is none."""
+    return None if value is None else _rate(name, value)
 
 
 def _domain(row):
@@ -497,7 +505,17 @@ def _load_changed(row, load):
     return (row.load_fraction is None
             or abs(row.load_fraction - load.load) > LOAD_TOLERANCE
             or bool(row.saturated) != bool(load.saturated)
-            or row.load_disks != load.disks or row.load_caps != load.caps)
+            or row.load_disks != load.disks or row.load_caps != load.caps
+            or _capacity_changed(row.policy_max_iops, load.capacity))
+
+
+def _capacity_changed(stored_iops, capacity):
+    """Whether the policy's capacity appeared, went, or moved by more
+    than LOAD_TOLERANCE of itself."""
+    if capacity is None or stored_iops is None:
+        return (capacity is None) != (stored_iops is None)
+    return abs(capacity.max_iops - stored_iops) > (LOAD_TOLERANCE
+                                                   * stored_iops)
 
 
 def record_domain_load(engine, key, load, measured_at=None,
@@ -564,7 +582,13 @@ def _load_values(loads, when):
                 saturated=bool(load.saturated),
                 load_disks=_count('disks', load.disks),
                 load_caps=_count('caps', load.caps),
-                load_at=when)
+                load_at=when,
+                policy_max_iops=_optional_rate(
+                    'capacity max_iops',
+                    load.capacity and load.capacity.max_iops),
+                policy_max_bytes_sec=_optional_rate(
+                    'capacity max_bytes_sec',
+                    load.capacity and load.capacity.max_bytes_sec))
         except ValueError as exc:
             if len(loads) == 1:
                 raise

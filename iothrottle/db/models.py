@@ -103,7 +103,10 @@ class StorageDomain(Base):
     ``load_iops`` and ``load_bytes_sec``, ``load_fraction`` of the
     capacity the controller used, whether that was at or above the
     policy's saturation border, and ``load_disks`` disks with
-    ``load_caps`` of them under a cap.  ``updated_at`` is the time of
+    ``load_caps`` of them under a cap; ``policy_max_iops`` and
+    ``policy_max_bytes_sec`` the capacity the policy measured that load
+    against when it learns its own (the ``guarantee`` policy, from
+    congestion and completions), else NULL.  ``updated_at`` is the time of
     the last change of the capacity or peak, not of the load.
     """
     __tablename__ = 'storage_domains'
@@ -138,6 +141,10 @@ class StorageDomain(Base):
                                                           nullable=True)
     load_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
         DateTime, nullable=True)
+    policy_max_iops: orm.Mapped[float | None] = orm.mapped_column(
+        sa.Double, nullable=True)
+    policy_max_bytes_sec: orm.Mapped[float | None] = orm.mapped_column(
+        sa.Double, nullable=True)
 
 
 class Decision(Base):

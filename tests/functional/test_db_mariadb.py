@@ -56,13 +56,13 @@ class TestMariaDB(testtools.TestCase):
                             ['--config-file', self.conf_file] + list(argv))
 
     def sync(self):
-        self.assertEqual((0, 'database at revision 0005\n', ''),
+        self.assertEqual((0, 'database at revision 0006\n', ''),
                          self.manage('db', 'sync'))
 
     def test_sync_creates_the_schema_the_models_describe(self):
         self.assertEqual(0, self.manage('db', 'version')[0])
         self.sync()
-        self.assertEqual((0, '0005 (newest)\n', ''),
+        self.assertEqual((0, '0006 (newest)\n', ''),
                          self.manage('db', 'version'))
         self.assertEqual(migration.head_revision(),
                          migration.current_revision(self.engine))

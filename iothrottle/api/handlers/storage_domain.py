@@ -7,10 +7,13 @@ whose lease runs counted as ``caps_in_force``.
 
 Its load is the conductor's last stored round (``load_at``; all null
 until one): total ``load_iops`` and ``load_bytes_sec``, ``load`` the
-fraction of the capacity they took as the policy measures it,
-``saturated`` whether that was at or above the policy's border (1.0
-for a policy without one), ``load_disks`` and ``load_caps`` the disks
-and the caps in force the conductor counted.  The conductor stores it
+fraction of the capacity they took as the policy measures it (for
+``guarantee``, against the capacity it learned from congestion and
+completions: ``policy_max_iops`` and ``policy_max_bytes_sec``, null for
+a policy that learns none), ``saturated`` whether the policy found it
+saturated (``guarantee``: at its border or congested by latency; 1.0
+for a policy without a border), ``load_disks`` and ``load_caps`` the
+disks and the caps in force the conductor counted.  The conductor stores it
 when it changed noticeably or every few minutes (see
 :func:`iothrottle.db.api.record_domain_load`), so ``load_at`` may lag
 a steady domain's last round by up to that heartbeat.
@@ -81,6 +84,8 @@ def domain_dict(domain, latest=None, now=None):
         'load_disks': domain.load_disks,
         'load_caps': domain.load_caps,
         'load_at': util.timestamp(domain.load_at),
+        'policy_max_iops': domain.policy_max_iops,
+        'policy_max_bytes_sec': domain.policy_max_bytes_sec,
     }
     if latest is not None:
         disks = [_disk(record, now) for record in latest]

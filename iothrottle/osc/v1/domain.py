@@ -10,7 +10,8 @@ LIST_COLUMNS = ('key', 'max_iops', 'max_bytes_sec', 'capacity_source',
                 'peak_iops', 'peak_bytes_sec', 'load', 'saturated',
                 'caps_in_force', 'updated_at')
 SHOW_COLUMNS = LIST_COLUMNS + ('load_iops', 'load_bytes_sec', 'load_disks',
-                               'load_caps', 'load_at', 'disks')
+                               'load_caps', 'load_at', 'policy_max_iops',
+                               'policy_max_bytes_sec', 'disks')
 DISK_KEYS = ('instance_uuid', 'device', 'state', 'cap_iops',
              'cap_bytes_sec', 'lease_expires_at')
 

@@ -118,7 +118,8 @@ def seed(engine):
     api.declare_capacity(engine, DOMAIN, 2000, 5e8)
     api.record_domain_load(engine, DOMAIN, model.DomainLoad(
         iops=1800, bytes_sec=2.5e7, load=0.95, saturated=True, disks=2,
-        caps=1), measured_at=now - datetime.timedelta(seconds=5))
+        caps=1, capacity=model.Capacity(1895.0, 4.7e8)),
+        measured_at=now - datetime.timedelta(seconds=5))
     api.record_instances(engine, [
         api.InstanceRecord(UUID_A, 'proj-a', tier='gold'),
         api.InstanceRecord(UUID_B, 'proj-b')])

@@ -239,6 +239,8 @@ class TestDomainLoad(testtools.TestCase):
                         declared={'store': model.Capacity(200.0, 1e12)})
         self.assertTrue(r.loads['store'].saturated)
         self.assertAlmostEqual(0.45, r.loads['store'].load, places=3)
+        self.assertAlmostEqual(100.0, r.loads['store'].capacity.max_iops,
+                               places=3)
 
 
 class TestHostileReports(testtools.TestCase):

@@ -1,5 +1,6 @@
 """The database api on SQLite."""
 
+import dataclasses
 import datetime
 
 import sqlalchemy as sa
@@ -245,6 +246,27 @@ class TestDomainLoad(DatabaseTestCase):
         # The capacity's time is not the load's.
         self.assertEqual(before.updated_at, domain.updated_at)
         self.assertEqual(model.Capacity(100, 1e9), domain.capacity())
+
+    def test_the_policy_capacity_is_stored_and_a_move_of_it_is_a_change(
+            self):
+        learned = model.Capacity(105.0, 1e9)
+        value = dataclasses.replace(load(0.5), capacity=learned)
+        self.assertTrue(self.record(value, 0))
+        domain = api.get_storage_domain(self.engine, self.KEY)
+        self.assertEqual((105.0, 1e9), (domain.policy_max_iops,
+                                        domain.policy_max_bytes_sec))
+        # The same load against a capacity learned 10 % lower: stored.
+        lower = dataclasses.replace(value, capacity=model.Capacity(94.5, 9e8))
+        self.assertTrue(self.record(lower, 5))
+        self.assertEqual(94.5, api.get_storage_domain(
+            self.engine, self.KEY).policy_max_iops)
+        # A policy that learns none: NULL again.
+        self.assertTrue(self.record(load(0.5), 10))
+        self.assertIsNone(api.get_storage_domain(
+            self.engine, self.KEY).policy_max_iops)
+        bad = dataclasses.replace(value, capacity=model.Capacity(1.0, 1.0))
+        object.__setattr__(bad.capacity, 'max_iops', float('nan'))
+        self.assertRaises(ValueError, self.record, bad, 20)
 
     def test_unknown_domain_is_created_without_capacity(self):
         self.assertTrue(self.record(load(), 0))

@@ -43,10 +43,10 @@ class ManageTestCase(testtools.TestCase):
 class TestManage(ManageTestCase):
 
     def test_sync_version_and_tiers(self):
-        self.assertEqual((0, 'database at revision 0005\n', ''),
+        self.assertEqual((0, 'database at revision 0006\n', ''),
                          self.run_manage('db', 'sync'))
         self.assertTrue(os.path.isdir(self.db_dir))
-        self.assertEqual((0, '0005 (newest)\n', ''),
+        self.assertEqual((0, '0006 (newest)\n', ''),
                          self.run_manage('db', 'version'))
         self.assertEqual((0, 'tier gold created\n', ''), self.run_manage(
             'tier', 'create', 'gold', '--min-iops', '100',
@@ -125,10 +125,10 @@ class TestManage(ManageTestCase):
                          'tier', 'list')
         os.makedirs(self.db_dir)
         self.assertEqual(
-            (0, "none (not synced; newest is 0005: run 'iothrottle-manage "
+            (0, "none (not synced; newest is 0006: run 'iothrottle-manage "
                 "db sync')\n", ''),
             self.run_manage('db', 'version'))
-        self.assertFails("database schema at revision None, expected 0005: "
+        self.assertFails("database schema at revision None, expected 0006: "
                          "run 'iothrottle-manage db sync'", 'tier', 'list')
 
     def test_unusable_connection(self):

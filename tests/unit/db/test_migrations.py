@@ -61,7 +61,7 @@ class TestMigrations(testtools.TestCase):
                 "max_bytes_sec, weight, created_at, updated_at) VALUES "
                 "('gold', 100, 0, 0, 0, 4, '2026-01-01', '2026-01-01')"))
         migration.upgrade(self.engine)
-        self.assertEqual('0005', migration.current_revision(self.engine))
+        self.assertEqual('0006', migration.current_revision(self.engine))
         gold = api.get_tier(self.engine, 'gold')
         self.assertEqual((100, 0), (gold.min_iops, gold.min_memory_mb))
 

@@ -188,6 +188,7 @@ class TestDomainCommands(CommandTestCase):
                                           shown['load_disks'],
                                           shown['load_caps']))
         self.assertTrue(shown['load_at'].endswith('Z'), shown['load_at'])
+        self.assertEqual(1895.0, shown['policy_max_iops'])
         self.assertEqual({api_fixtures.UUID_A: 'capped',
                           api_fixtures.UUID_B: 'released'},
                          {disk['instance_uuid']: disk['state']
