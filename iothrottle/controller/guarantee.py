@@ -40,7 +40,16 @@ disk the policy computes, from the host's view of the last interval:
   ``inflight >= want_inflight`` (0.5), or, for a capped disk, running at
   ``AT_CAP_FRACTION`` (90 %) of its cap or more - which does not depend
   on how QEMU accounts throttle waits.  Nothing from inside the guest is
-  needed or trusted.
+  needed or trusted.  Little's law alone mistakes a paced guest with a
+  few processes on a slow store for a starved one (two processes at 40
+  ms show 0.8 in flight): scenario plan 7 of seed 0 held its floorless
+  neighbours for such a guest whose demand was under its floor, at 0.88
+  of ``none``'s throughput.  So the policy also watches the response:
+  a disk whose latency fell by 20 % or more while its rate grew by less
+  than half of what a held-back stream would gain is *demand-bound*,
+  marked with its rate, and does not want more while it keeps 95 % of
+  that rate uncapped (``demand_marks``; the only per-disk memory the
+  policy has, and losing it costs one more tightening).
 
 A domain is *saturated* when its total load reaches ``border_fraction``
 (0.9, as in seed 000 and VMware SIOC) of its *learned* capacity, or
@@ -298,6 +307,16 @@ ROOM_SHARE = 0.5
 # far below one request per second on any domain.
 SETTLE_STEPS = 40
 
+# Demand-bound streams (``demand_marks``): a latency fall of at least
+# 20 % is a test two 2 s intervals of +-7 % noise still read; a stream
+# held back by the queue gains about as much rate as its latency fell
+# (elasticity 1), one at its demand nothing (0): half-way tells them
+# apart; and a marked stream that falls 5 % under its marked rate is
+# held back again - the bench's own 95 % of a need.
+RESPONSE_LATENCY_DROP = 0.2
+DEMAND_ELASTICITY = 0.5
+DEMAND_KEPT = 0.95
+
 # Room allowed for float rounding when a cap is compared with the load
 # of a floor: caps travel through libvirt as numbers of IOPS and bytes.
 CAP_SLACK = 1e-6
@@ -363,11 +382,17 @@ class DomainState:
     kept in IOPS, not as a multiple of the told capacity, so that a
     told capacity that changes (the conductor's peak replacing the
     ``[storage]`` default) does not move what was learned.
+    ``served``: ``(disk_id, iops, latency_s)`` of each uncapped disk
+    last interval; ``demand_bound``: ``(disk_id, iops)`` of the disks
+    found limited by their own demand, and the rate they were found at
+    (``demand_marks``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
     calm_streak: int = 0
     learned_iops: float = 0.0
+    served: tuple = ()
+    demand_bound: tuple = ()
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -434,8 +459,10 @@ class Assessment:
         return self.disk.sample.instance_name or self.disk.disk_id
 
 
-def assess(disk, capacity, want_inflight):
-    """Turn one ``DiskInput`` into the figures the loop works with."""
+def assess(disk, capacity, want_inflight, demand_bound=False):
+    """Turn one ``DiskInput`` into the figures the loop works with; a
+    ``demand_bound`` disk (``demand_marks``) does not want more unless it
+    runs at a cap."""
     s = disk.sample
     g = disk.guarantee
     size = cost.mean_request_bytes(s.iops, s.bytes_sec)
@@ -456,7 +483,7 @@ def assess(disk, capacity, want_inflight):
                                    size),
         cap_load=cap_load,
         satisfaction=min(ratios) if ratios else math.inf,
-        wants_more=(s.inflight >= want_inflight
+        wants_more=((s.inflight >= want_inflight and not demand_bound)
                     or _at_cap(s, disk.cap)))
 
 
@@ -546,8 +573,9 @@ class GuaranteePolicy(policy.Policy):
                             t.border_fraction)
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
-        rows = [assess(d, view.capacity, t.want_inflight)
-                for d in view.disks]
+        marks = demand_marks(state.served, state.demand_bound, view.disks)
+        rows = [assess(d, view.capacity, t.want_inflight,
+                       d.disk_id in dict(marks)) for d in view.disks]
         total_load = sum(r.load for r in rows)
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
                                     _quiet(view.disks))
@@ -584,7 +612,8 @@ class GuaranteePolicy(policy.Policy):
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
-                              told.max_iops * scale),
+                              told.max_iops * scale, _served(view.disks),
+                              marks),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -864,6 +893,49 @@ def learn_scale(scale, told_load, congested, border_fraction):
         scale = told_load
     low, high = SCALE_BOUNDS
     return min(high, max(low, scale))
+
+
+def demand_marks(served, marked, disks):
+    """``(disk_id, iops)`` of the uncapped ``disks`` limited by their own
+    demand, from last interval's ``served`` and ``marked`` ones.
+
+    Little's law cannot tell a paced stream with a few requests in
+    flight at a slow store from a starved one.  Their response can: when
+    a disk's latency falls by ``RESPONSE_LATENCY_DROP`` or more, a
+    stream held back by the queue speeds up in proportion (a closed
+    loop's rate is ``1 / latency``), one running at its demand does not.
+    A disk whose rate grew by less than ``DEMAND_ELASTICITY`` of what the
+    latency drop would give a held-back stream is marked with its rate;
+    it keeps the mark while it does at least ``DEMAND_KEPT`` of that
+    rate uncapped (under it, it is held back again and loses the mark).
+    """
+    before = {disk_id: (iops, latency_s)
+              for disk_id, iops, latency_s in served}
+    kept = dict(marked)
+    out = []
+    for d in disks:
+        s = d.sample
+        if d.cap is not None or s.iops <= 0 or s.latency_s <= 0:
+            continue
+        if d.disk_id in kept:
+            if s.iops >= DEMAND_KEPT * kept[d.disk_id]:
+                out.append((d.disk_id, kept[d.disk_id]))
+            continue
+        prev = before.get(d.disk_id)
+        if prev is None or prev[0] <= 0 or prev[1] <= 0:
+            continue
+        if s.latency_s > (1 - RESPONSE_LATENCY_DROP) * prev[1]:
+            continue
+        elasticity = (math.log(s.iops / prev[0])
+                      / math.log(prev[1] / s.latency_s))
+        if elasticity < DEMAND_ELASTICITY:
+            out.append((d.disk_id, s.iops))
+    return tuple(out)
+
+
+def _served(disks):
+    return tuple((d.disk_id, d.sample.iops, d.sample.latency_s)
+                 for d in disks if d.cap is None)
 
 
 def learned_capacity(told, scale):

@@ -566,3 +566,45 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertEqual((), decide(calm, capacity=told).decisions)
         self.assertAlmostEqual(0.98 / 2 / 0.9 * 200, out.state.learned_iops,
                                places=2)
+
+
+class TestDemandBound(testtools.TestCase):
+
+    def test_a_stream_that_does_not_speed_up_when_latency_falls_is_marked(
+            self):
+        # Scenario plan 7 of seed 0: a paced guest at 20 IOPS, 44 ms,
+        # then 28 ms and 21.5 IOPS: at its demand, not held back.
+        paced = [disk('p', 21.5, 0.028, min_iops=26)]
+        marks = guarantee.demand_marks((('p/vda', 20.0, 0.044),), (),
+                                       paced)
+        self.assertEqual((('p/vda', 21.5),), marks)
+        # A closed loop at 1 / latency: 22.7 -> 35.7 IOPS, not marked.
+        loop = [disk('p', 35.7, 0.028, min_iops=26)]
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 22.7, 0.044),), (), loop))
+        # A latency that hardly moved proves nothing.
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 20.0, 0.030),), (), paced))
+
+    def test_the_mark_holds_while_the_rate_does_and_not_under_a_cap(self):
+        marked = (('p/vda', 20.0),)
+        self.assertEqual(marked, guarantee.demand_marks(
+            (), marked, [disk('p', 19.2, 0.05, min_iops=26)]))
+        self.assertEqual((), guarantee.demand_marks(
+            (), marked, [disk('p', 18.0, 0.05, min_iops=26)]))
+        cap = model.Cap(iops=30, bytes_sec=30 * KB64)
+        self.assertEqual((), guarantee.demand_marks(
+            (), marked, [disk('p', 20.0, 0.05, min_iops=26, cap=cap)]))
+
+    def test_a_demand_bound_guest_under_its_floor_holds_no_neighbour(self):
+        # p runs at its demand (20 IOPS, 0.8 in flight) under its 26 IOPS
+        # floor on a full store; unmarked it is a victim and the
+        # floorless f is cut; marked it is not.
+        disks = [disk('f', 75, 0.04), disk('p', 20, 0.04, min_iops=26)]
+        cut = decide(disks, state=guarantee.DomainState(0.010))
+        self.assertIn('f', by_name(cut))
+        marked = guarantee.DomainState(0.010, served=(('p/vda', 20, 0.04),),
+                                       demand_bound=(('p/vda', 20.0),))
+        out = decide(disks, state=marked)
+        self.assertEqual((), out.decisions)
+        self.assertEqual((('p/vda', 20.0),), out.state.demand_bound)
