@@ -233,11 +233,13 @@ worth infinitely many requests and cost the whole domain its decisions.
 Caps are leases of ``lease_s`` (30 s) that the policy renews every
 interval it still wants them; the compute agent lifts an expired lease by
 itself, so a lost controller never leaves a VM throttled.  The policy
-keeps no per-disk memory: the cap in force arrives with each sample
-(``DiskInput.cap``) and its load is recomputed from it, so a restarted
-controller or a second host picks up where the last one stopped.  Its
-only state is per domain: the baseline latency, the learned capacity
-scale and two streak counters.
+keeps no per-disk memory it needs: the cap in force arrives with each
+sample (``DiskInput.cap``) and its load is recomputed from it, so a
+restarted controller or a second host picks up where the last one
+stopped.  Its state is per domain: the baseline latency, the learned
+capacity, two streak counters, and last interval's rate and latency of
+each uncapped disk with the demand-bound marks (lost, they cost one
+interval in which a demand-bound disk counts as wanting more).
 
 Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
 size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
