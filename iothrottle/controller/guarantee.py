@@ -120,12 +120,15 @@ Each interval, for one storage domain:
    the floor to break holds a victim anywhere in the guard band, often
    just above 1.0, and every unlucky interval is a broken guarantee
    (measured on the two-host testbed run: 90 % of intervals satisfied
-   with victims at ``< 1``).  A disk whose own cap holds it at or under
-   its defended level (``Assessment.held_by_own_cap``: a donor already
-   cut to its floor) is neither: what it lacks is its cap's doing, and
-   counting it made the policy cut everyone else to their floors for a
+   with victims at ``< 1``).  A disk running at its own cap
+   (``Assessment.held_by_own_cap``) is neither: what it lacks is its
+   cap's doing, which only a release mends, never a cut of the others.
+   Counted, it made the policy cut everyone else to their floors for a
    burster it had itself cut to its own (scenario plan 1 of seed 0:
-   escalation to x8 against a capped burster at 96 % of its floor).
+   escalation to x8 against a capped burster at 96 % of its floor), and
+   a guest held at the minimum cap inside its guard band (10 IOPS for a
+   floor of 8, 9.5 done) blocked every release for good (the failover
+   test: four guests held at their floors, the store two-thirds busy).
 2. Saturated and victims exist: **tighten**.  The *deficit* is the load
    to free so that every victim reaches the top of its guard band.  On a
    FIFO store what is freed goes to every uncapped disk that wants more,
@@ -319,10 +322,6 @@ RESPONSE_LATENCY_DROP = 0.2
 DEMAND_ELASTICITY = 0.5
 DEMAND_KEPT = 0.95
 
-# Room allowed for float rounding when a cap is compared with the load
-# of a floor: caps travel through libvirt as numbers of IOPS and bytes.
-CAP_SLACK = 1e-6
-
 # Consecutive tightening intervals double the cut, up to 2^3 = 8 times
 # the deficit: a victim that is latency-bound (one synchronous stream)
 # recovers less than the load freed, so a fixed cut could take many
@@ -420,13 +419,10 @@ class Assessment:
     def excess(self):
         return max(0.0, self.load - self.floor_load)
 
-    def held_by_own_cap(self, defend_fraction):
-        """Whether its own cap, at or under its defended level (``floor
-        x (1 + defend_fraction)``), is what holds it: a donor cut to its
-        floor, not a victim of the others."""
-        return (self.disk.cap is not None
-                and self.cap_load <= self.floor_load * (1 + defend_fraction)
-                * (1 + CAP_SLACK))
+    def held_by_own_cap(self):
+        """Whether it runs at its own cap: what holds it back is that
+        cap, not the others."""
+        return _at_cap(self.disk.sample, self.disk.cap)
 
     @property
     def claim(self):
@@ -586,7 +582,7 @@ class GuaranteePolicy(policy.Policy):
         if saturation:
             rows, overbooking = self._share_floors(view, rows)
         contenders = [r for r in rows if r.wants_more
-                      and not r.held_by_own_cap(t.defend_fraction)]
+                      and not r.held_by_own_cap()]
         victims = [r for r in contenders
                    if r.satisfaction < 1 + t.defend_fraction]
         at_risk = [r for r in contenders

@@ -158,6 +158,22 @@ class TestTighten(testtools.TestCase):
         self.assertEqual({'vm1'}, set(by_name(out)))
         self.assertNotIn('at or under guarantee', by_name(out)['vm1'].reason)
 
+    def test_a_guest_at_its_minimum_cap_in_its_guard_band_blocks_nothing(
+            self):
+        # The failover test's dead end: vm4 (floor 8) held at the minimum
+        # cap of 10 does 9.5, inside its guard band (9.6), and wants more
+        # only because it runs at its cap: the caps must still be
+        # released, vm4's with them.
+        floor_cap = model.Cap(iops=21, bytes_sec=21 * KB64)
+        disks = [disk('vm1', 21, 0.3, min_iops=10, cap=floor_cap),
+                 disk('vm4', 9.5, 0.3, min_iops=8,
+                      cap=model.Cap(iops=10, bytes_sec=10 * KB64))]
+        out = decide(disks, state=CALM)
+        for name, before in (('vm1', 21), ('vm4', 10)):
+            d = by_name(out)[name]
+            self.assertIn('released', d.reason)
+            self.assertGreater(d.cap.iops, before)
+
     def test_the_cut_pays_for_what_other_competitors_take(self):
         # vm3 (1 request in flight) lacks 10 IOPS of its guard band; the
         # floorless vm2 keeps 3 requests in flight and would take three
