@@ -143,15 +143,7 @@ class TestTwoConductors(testtools.TestCase):
             agent, rpc_api.ConductorAPI(self.transport, fanout=True), host,
             INTERVAL_S)
         handovers = Handovers(remote.fence)
-        server = rpc_api.get_server(self.transport,
-                                    rpc_api.compute_topic(host), host,
-                                    [remote_mod.Endpoint(remote)])
-        server.start()
-        stop = threading.Event()
-        thread = remote_mod.start_thread(remote, stop)
-        self.addCleanup(lambda: (server.stop(), server.wait()))
-        self.addCleanup(thread.join, 10)
-        self.addCleanup(stop.set)
+        test_service.serve(self, self.transport, host, remote)
         return remote, handovers
 
     def owners_now(self, remotes):

@@ -31,6 +31,19 @@ from tests.unit.conductor import test_core  # noqa: E402
 DEADLINE_S = 10.0
 
 
+def serve(test, transport, host, remote, endpoint=remote_mod.Endpoint):
+    """Serve ``remote`` (a RemoteAgent) on ``host``'s compute topic and
+    run its report thread, both stopped when ``test`` ends."""
+    server = rpc_api.get_server(transport, rpc_api.compute_topic(host),
+                                host, [endpoint(remote)])
+    server.start()
+    stop = threading.Event()
+    thread = remote_mod.start_thread(remote, stop)
+    test.addCleanup(lambda: (server.stop(), server.wait()))
+    test.addCleanup(thread.join, 10)
+    test.addCleanup(stop.set)
+
+
 class FakeCollector:
     """Two VMs, one disk each, on domain 'store'."""
 
@@ -125,15 +138,8 @@ class TestOverFakeTransport(testtools.TestCase):
         agent.observe()
         remote = remote_mod.RemoteAgent(
             agent, rpc_api.ConductorAPI(self.transport), host, 0.5)
-        server = rpc_api.get_server(
-            self.transport, rpc_api.compute_topic(host), host,
-            [(endpoint or remote_mod.Endpoint)(remote)])
-        server.start()
-        stop = threading.Event()
-        thread = remote_mod.start_thread(remote, stop)
-        self.addCleanup(lambda: (server.stop(), server.wait()))
-        self.addCleanup(thread.join, 10)
-        self.addCleanup(stop.set)
+        serve(self, self.transport, host, remote,
+              endpoint or remote_mod.Endpoint)
         return remote, actuator
 
     def test_two_hosts_get_their_own_caps(self):
