@@ -49,7 +49,8 @@ disk the policy computes, from the host's view of the last interval:
   than half of what a held-back stream would gain is *demand-bound*,
   marked with its rate, and does not want more while it keeps 95 % of
   that rate uncapped (``demand_marks``; the only per-disk memory the
-  policy has, and losing it costs one more tightening).
+  policy has: lost, it costs an interval in which the disk counts as
+  wanting more).
 
 A domain is *saturated* when its total load reaches ``border_fraction``
 (0.9, as in seed 000 and VMware SIOC) of its *learned* capacity, or
@@ -377,11 +378,11 @@ class GuaranteeTunables:
 class DomainState:
     """What the policy remembers of a domain between intervals.
 
-    ``baseline_latency_s``: lowest mean latency shown below the border
-    (0 until it has shown one).  ``tighten_streak``: consecutive
+    ``baseline_latency_s``: lowest mean latency shown in a quiet interval
+    (``_quiet``; 0 until it has shown one).  ``tighten_streak``: consecutive
     intervals that tightened.  ``calm_streak``: consecutive intervals in
     which no guarantee was at risk.  ``learned_iops``: the domain's
-    learned capacity on its IOPS axis (0 until it has been told one);
+    learned capacity on its IOPS axis (0 until it has learned one);
     kept in IOPS, not as a multiple of the told capacity, so that a
     told capacity that changes (the conductor's peak replacing the
     ``[storage]`` default) does not move what was learned.
@@ -574,8 +575,9 @@ class GuaranteePolicy(policy.Policy):
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks)
+        marked = {disk_id for disk_id, _ in marks}
         rows = [assess(d, view.capacity, t.want_inflight,
-                       d.disk_id in dict(marks)) for d in view.disks]
+                       d.disk_id in marked) for d in view.disks]
         total_load = sum(r.load for r in rows)
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
                                     _quiet(view.disks))
