@@ -157,7 +157,14 @@ Each interval, for one storage domain:
    excess (per unit of tier weight) is cut first; a disk at or below its
    defended level is never a donor (a donor cut to its bare floor would
    show the same +-7 % noise a victim does); a cap never goes below
-   ``min_iops``/``min_bytes_sec`` nor below the *minimum cap* (below).
+   ``min_iops``/``min_bytes_sec`` nor below the *minimum cap* (below),
+   and a floor holds on both of a cap's axes: a byte floor is carried to
+   the IOPS axis at the measured request size, an IOPS floor to the
+   bandwidth axis (``Assessment.floor_guarantee``).  Kept on its own
+   axis only, a byte floor of 1154 KB/s was capped at 1.18 MB/s and 24
+   IOPS, sized for 49 KB requests; the guest's requests then shrank to
+   about 35 KB and 24 IOPS let through 784-911 KB/s (scenario plan 2 of
+   seed 6).
    If all excess together is less than the deficit, every donor is cut
    to its defended level (the reason says so).
 3. Otherwise, if any disk is at risk: **hold** - renew every cap as it
@@ -436,15 +443,22 @@ class Assessment:
 
     @property
     def floor_guarantee(self):
-        """The guarantee as defended this interval: the floors times
-        ``floor_share`` (below 1 only on an overbooked domain)."""
+        """The guarantee as defended this interval, on both axes: the
+        floors times ``floor_share`` (below 1 only on an overbooked
+        domain), each carried over to the other axis at the measured
+        request size, so that a byte floor also keeps the requests it
+        needs and an IOPS floor the bytes its requests move (a cap that
+        kept only the axis the floor names could starve it on the
+        other)."""
         g = self.disk.guarantee
-        if self.floor_share >= 1.0:
-            return g
-        return model.Guarantee(min_iops=g.min_iops * self.floor_share,
-                               min_bytes_sec=g.min_bytes_sec
-                               * self.floor_share,
-                               weight=g.weight, tier=g.tier)
+        share = min(1.0, self.floor_share)
+        min_iops = g.min_iops * share
+        min_bytes_sec = g.min_bytes_sec * share
+        return model.Guarantee(
+            min_iops=max(min_iops, min_bytes_sec / self.request_bytes),
+            min_bytes_sec=max(min_bytes_sec,
+                              min_iops * self.request_bytes),
+            weight=g.weight, tier=g.tier)
 
     def scaled(self, floor_share):
         """This assessment with its floor scaled to ``floor_share``."""

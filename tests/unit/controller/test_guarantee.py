@@ -217,6 +217,35 @@ class TestTighten(testtools.TestCase):
         self.assertEqual(10.0, d.cap.iops)
         self.assertIn('overbooked', d.reason)
 
+    def test_a_byte_floor_holds_on_the_iops_axis_of_a_renewed_cap(self):
+        # Scenario plan 2 of seed 6: a cap of 24 IOPS and 1.18 MB/s was
+        # sized for 49 KB requests; at 35 KB, 24 IOPS let a guest with a
+        # byte floor of 1154 KB/s through at only 840 KB/s.
+        size = 35840.0
+        floor_bytes_sec = 1154e3
+        guest = model.DiskInput(
+            sample=model.DiskSample(
+                instance_uuid='g2', device='vda', storage_domain='store',
+                interval_s=5.0, write_iops=24.0,
+                write_bytes_sec=24.0 * size, latency_s=0.2,
+                instance_name='g2'),
+            guarantee=model.Guarantee(min_bytes_sec=floor_bytes_sec),
+            cap=model.Cap(iops=24.0, bytes_sec=1181389.0))
+        d = by_name(decide([guest]))['g2']
+        self.assertEqual(model.CAP, d.action)
+        self.assertGreaterEqual(d.cap.iops, floor_bytes_sec / size)
+        self.assertGreaterEqual(d.cap.bytes_sec, floor_bytes_sec)
+
+    def test_an_iops_floor_holds_on_the_bandwidth_axis(self):
+        row = guarantee.assess(disk('vm1', 50, 0.1, min_iops=40),
+                               STORE, want_inflight=0.5)
+        g = row.floor_guarantee
+        self.assertEqual(40.0, g.min_iops)
+        self.assertEqual(40.0 * KB64, g.min_bytes_sec)
+        half = row.scaled(0.5).floor_guarantee
+        self.assertEqual(20.0, half.min_iops)
+        self.assertEqual(20.0 * KB64, half.min_bytes_sec)
+
     def test_weight_shares_the_cut(self):
         out = decide([disk('vm1', 45, 0.1, weight=1),
                       disk('vm2', 45, 0.1, weight=3),
