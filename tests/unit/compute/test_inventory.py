@@ -282,3 +282,19 @@ class TestAdviseCommand(testtools.TestCase):
         self.assertTrue(line.startswith(
             'iothrottle-compute: cannot connect to libvirt at '), line)
         self.assertEqual(1, line.count('\n'))
+
+
+class TestAdvisorOfTheAgent(testtools.TestCase):
+
+    def test_the_agents_own_connection(self):
+        from iothrottle.compute import collector as collector_mod
+        from iothrottle.rpc import agent as remote_mod
+        conn = FakeConn([])
+        agent = type('Agent', (), {})()
+        agent.collector = remote_mod.OwnedCollector(
+            collector_mod.Collector(conn, host='cmp-1'), ['itb-'])
+        advisor = cmd.advisor_of(agent, 'cmp-1')
+        self.assertIs(conn, advisor.conn)
+        self.assertEqual('cmp-1', advisor.host)
+        agent.collector = object()
+        self.assertIsNone(cmd.advisor_of(agent, 'cmp-1'))
