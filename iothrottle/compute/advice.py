@@ -54,8 +54,8 @@ Host block devices:
   (2.75x).  Only when that other device is free: the host cannot tell
   (it may hold the root file system), so the finding asks.
 
-Guests' disks (disks and LUNs; CD-ROMs and read-only disks skip the
-cache and discard rules):
+Guests' disks (disks and LUNs only; read-only ones skip the cache and
+discard rules):
 
 * ``cache-mode``: ``cache`` unset (QEMU's default, writeback),
   ``writeback`` or ``writethrough`` (warning), ``unsafe`` (error: a host

@@ -149,7 +149,8 @@ def gather(conn, host, sys_block=SYS_BLOCK,
 
 class Advisor:
     """``advisor()``: the advice reply of this host (the dict of
-    :func:`iothrottle.rpc.wire.advice_reply`); never raises."""
+    :func:`iothrottle.rpc.wire.advice_reply`); a libvirt that cannot
+    list its domains is an error reply."""
 
     def __init__(self, conn, host, sys_block=SYS_BLOCK,
                  device_of=collector_mod.block_device_of):
