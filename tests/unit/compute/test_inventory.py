@@ -2,12 +2,14 @@
 sysfs tree and libvirt, and ``iothrottle-compute --advise``.
 
 The sysfs trees are built in a temporary directory as the kernel lays
-them out (``block/<name>`` a symlink into ``devices/``).  ``vda``,
-``loop0`` and ``loop7`` are copied from the 2-core development VM
-(``cat /sys/block/vda/queue/{scheduler,rotational,nr_requests}``,
-``ls /sys/block/vda/mq``, ``readlink /sys/block/vda``); the others are
-made to the kernel's formats (an NVMe namespace, a SATA SSD with NCQ
-off, a device mapper volume, values a broken driver could show).
+them out (``block/<name>`` a symlink into ``devices/``).  ``vda`` and
+``loop0`` (unbound) are copied from the 2-core development VM
+(``cat /sys/block/vda/{size,queue/scheduler,queue/rotational,
+queue/nr_requests}``, ``ls /sys/block/vda/mq``, ``readlink
+/sys/block/vda``); the others are made to the kernel's formats (a bound
+loop device under bfq as the block-layer testbed makes them, an NVMe
+namespace, a SATA SSD with NCQ off, a device mapper volume, values a
+broken driver could show).
 """
 
 import io
