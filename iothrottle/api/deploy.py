@@ -27,6 +27,7 @@ from oslo_middleware import healthcheck
 from microversion_parse import middleware as microversion_middleware
 
 from iothrottle.api import auth
+from iothrottle.api import compute
 from iothrottle.api import fault
 from iothrottle.api import handler
 from iothrottle.api import microversion
@@ -93,14 +94,17 @@ class _RawPath:
         return self.application(environ, start_response)
 
 
-def deploy(conf, engine=None, nova=None):
+def deploy(conf, engine=None, nova=None, compute_api=None):
     """The WSGI application of ``conf`` (its options registered and
-    parsed), over ``engine`` (default: [database] connection) and
+    parsed), over ``engine`` (default: [database] connection),
     ``nova`` (a function returning a novaclient Client; default from
-    [nova], None if it has no credentials)."""
+    [nova], None if it has no credentials) and ``compute_api`` (a
+    function returning the compute RPC client that asks agents for
+    advice; default over [DEFAULT] transport_url, made on first use)."""
     engine = engine if engine is not None else api.engine_from_conf(conf)
     nova = nova or instances.nova_factory(conf)
-    application = handler.Handler(conf, engine, nova)
+    compute_api = compute_api or compute.compute_factory(conf)
+    application = handler.Handler(conf, engine, nova, compute_api)
     application = microversion_middleware.MicroversionMiddleware(
         application, microversion.SERVICE_TYPE, microversion.VERSIONS,
         json_error_formatter=util.json_error_formatter)

@@ -12,6 +12,7 @@ import webob.exc
 
 from iothrottle.api.handlers import decision
 from iothrottle.api.handlers import flavor
+from iothrottle.api.handlers import host
 from iothrottle.api.handlers import instance
 from iothrottle.api.handlers import pool
 from iothrottle.api.handlers import root
@@ -47,6 +48,7 @@ ROUTE_DECLARATIONS = (
                                  'PUT': pool.set_profile,
                                  'DELETE': pool.delete_pool}),
     ('/decisions', {'GET': decision.list_decisions}),
+    ('/hosts/{host}/advice', {'GET': host.show_advice}),
 )
 
 
@@ -74,16 +76,18 @@ def make_map(declarations):
 class Handler:
     """The application: dispatches to the handler of the route."""
 
-    def __init__(self, conf, engine, nova):
+    def __init__(self, conf, engine, nova, compute=None):
         self._map = make_map(ROUTE_DECLARATIONS)
         self.conf = conf
         self.engine = engine
         self.nova = nova
+        self.compute = compute
 
     def __call__(self, environ, start_response):
         environ['iothrottle.conf'] = self.conf
         environ['iothrottle.engine'] = self.engine
         environ['iothrottle.nova'] = self.nova
+        environ['iothrottle.compute'] = self.compute
         result = self._map.match(environ=environ)
         if result is None:
             response = webob.exc.HTTPNotFound(

@@ -26,7 +26,8 @@ VERSIONS = [
             # be history without a user.  After the first release, a
             # new field is a new microversion.  For the same reason
             # DELETE /tiers/{name}?force=true (and the check of Nova's
-            # flavors it skips) is part of 1.0.
+            # flavors it skips) is part of 1.0, and so is
+            # GET /hosts/{host}/advice.
 ]
 
 

@@ -9,12 +9,18 @@ host with no message bus and no database; guarantees come from the tiers
 file (``[compute] tiers_file`` or ``--tiers-file``).  ``--list-disks``
 prints every disk with its storage domain key and current rates (what an
 operator needs to fill ``[storage] domain_capacity``).  ``--once`` runs a
-single control interval and exits.
+single control interval and exits.  ``--advise`` prints what this host's
+block devices and its guests' disk configuration say about their I/O
+(:mod:`iothrottle.compute.advice`: seed 002's guidelines, each finding
+with the seed section and the effect the seed reports), as a table or
+``--format json``, and exits 0 whatever it finds.
 
 Bad input (a malformed tiers file, an unreachable libvirt) ends the
 command with one line on stderr and a non-zero exit code.
 """
 
+import collections
+import json
 import os
 import signal
 import sys
@@ -28,6 +34,7 @@ from stevedore import driver
 
 from iothrottle import cmd
 from iothrottle.compute import actuator as actuator_mod
+from iothrottle.compute import advice as advice_mod
 from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import balloon_agent
 from iothrottle.compute import capacity as capacity_mod
@@ -61,6 +68,11 @@ CLI_OPTS = [
                      'current rates, then exit.'),
     cfg.StrOpt('tiers-file',
                help='Guarantees file; overrides [compute] tiers_file.'),
+    cfg.BoolOpt('advise', default=False,
+                help="Print advice on this host's block devices and its "
+                     "guests' disk configuration (seed 002), then exit."),
+    cfg.StrOpt('format', default='table', choices=('table', 'json'),
+               help='Output of --advise.'),
 ]
 
 
@@ -172,6 +184,53 @@ def list_disks(collector, out):
                  instance.flavor or '-') + numbers + (disk.storage_domain,)))
 
 
+def advisor_of(agent, host):
+    """The advisor (:class:`iothrottle.compute.inventory.Advisor`) of
+    ``agent``'s libvirt connection, or None when its collector has
+    none."""
+    from iothrottle.compute import inventory
+    conn = getattr(agent.collector, 'conn', None)
+    if conn is None:
+        return None
+    return inventory.Advisor(conn, host, device_of=getattr(
+        agent.collector, 'device_of', collector_mod.block_device_of))
+
+
+def print_advice(reply, fmt, out):
+    """Print an advice reply (:func:`iothrottle.rpc.wire.advice_reply`)
+    as ``fmt`` ('table' or 'json')."""
+    if fmt == 'json':
+        json.dump(reply, out, indent=2, sort_keys=True)
+        out.write('\n')
+        return
+    findings = reply['findings']
+    counts = collections.Counter(f['severity'] for f in findings)
+    out.write('host %s: %d finding(s)%s on %d block device(s) and %d '
+              'running domain(s)\n' % (
+                  reply['host'], len(findings),
+                  ' (%s)' % ', '.join('%d %s' % (counts[s], s)
+                                      for s in advice_mod.SEVERITIES
+                                      if counts[s]) if findings else '',
+                  reply['devices'], reply['instances']))
+    if findings:
+        out.write('%-8s %-24s %-22s %s\n' % ('SEVERITY', 'SUBJECT', 'RULE',
+                                             'FINDING'))
+    for finding in findings:
+        out.write('%-8s %-24s %-22s %s\n' % (
+            finding['severity'], finding['subject'], finding['rule'],
+            finding['finding']))
+        out.write('%9s fix: %s\n' % ('', finding['recommendation']))
+        source = ('seed %s section %s' % (finding['seed'], finding['section'])
+                  if finding['seed'] else 'no seed')
+        out.write('%9s %s: %s (%s)\n' % (
+            '', source, finding['effect'],
+            'measured on this testbed: %s' % finding['measured']
+            if finding['measured'] else "the seed's figures, not measured "
+            'on this testbed' if finding['seed'] else 'not measured'))
+    for note in reply['notes']:
+        out.write('note: %s\n' % note)
+
+
 def print_report(report, out):
     out.write('step at %.1f s: %d samples, %d decisions, %d caps in '
               'force, %d errors, collection %.3f s\n' % (
@@ -192,6 +251,14 @@ def run(conf, out=sys.stdout):
     if conf.list_disks:
         conn = connect(conf.compute.libvirt_uri)
         list_disks(collector_mod.Collector(conn), out)
+        return 0
+    if conf.advise:
+        from iothrottle.compute import inventory
+        conn = connect(conf.compute.libvirt_uri)
+        reply = inventory.Advisor(conn, conf.agent.host)()
+        if reply['error']:
+            raise CommandError(reply['error'])
+        print_advice(reply, conf.format, out)
         return 0
     if not conf.standalone:
         return run_conductor_mode(conf, out)
@@ -266,7 +333,8 @@ def serve_conductor(conf, agent, host, stop, on_step=None):
         agent, rpc_api.ConductorAPI(transport,
                                     fanout=conf.agent.report_fanout), host,
         conf.controller.interval_s,
-        max_decision_age_s=conf.agent.max_message_age_s)
+        max_decision_age_s=conf.agent.max_message_age_s,
+        advisor=advisor_of(agent, host))
     server = rpc_api.get_server(transport, rpc_api.compute_topic(host),
                                 host, [remote_mod.Endpoint(remote)])
     server.start()

@@ -1,8 +1,9 @@
 """[upgrade_levels]: RPC versions pinned during a rolling upgrade.
 
-As Nova's group of the same name: the conductor sends the compute
-agents nothing newer than ``compute``, so that agents of the previous
-release keep working until every host is upgraded.
+As Nova's group of the same name: the conductor (and the operator API,
+for host advice) sends the compute agents nothing newer than
+``compute``, so that agents of the previous release keep working until
+every host is upgraded.
 """
 
 from oslo_config import cfg
@@ -20,12 +21,16 @@ OPTS = [
                choices=[('1.0', 'agents of the release before memory '
                                 'floors: caps only; their balloon floors '
                                 'come from their tiers file'),
-                        ('1.1', 'memory floors cast with the decisions')],
-               help='Newest compute agent RPC version the conductor '
-                    'sends (default: unset, the newest it knows, 1.1). '
-                    'Set 1.0 while agents of the previous release run, '
-                    'then unset it and restart the conductor once every '
-                    'agent is upgraded (doc/deploy.rst, "Upgrade"). A '
+                        ('1.1', 'memory floors cast with the decisions'),
+                        ('1.2', 'host advice: the operator API calls an '
+                                'agent for its findings')],
+               help='Newest compute agent RPC version the conductor and '
+                    'the operator API send (default: unset, the newest '
+                    'they know, 1.2). Set the version of the oldest agent '
+                    'still running (1.0 or 1.1) while agents of a '
+                    'previous release run, then unset it and restart the '
+                    'conductor and the API once every agent is upgraded '
+                    '(doc/deploy.rst, "Upgrade"). A '
                     'message an agent is too old for is refused by it, '
                     'logged there, and costs it nothing else.'),
 ]

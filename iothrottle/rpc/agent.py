@@ -71,14 +71,23 @@ class Endpoint:
         """Since 1.1: the balloon floors of this host's instances."""
         self._remote.set_memory_floors(floors)
 
+    def advise(self, ctxt):
+        """Since 1.2, a call: this host's advice
+        (:func:`iothrottle.rpc.wire.advice_reply`)."""
+        return self._remote.advise()
+
 
 class RemoteAgent:
     """Drives an :class:`iothrottle.compute.agent.Agent` for the
     conductor.  ``conductor_api`` has ``report(report_dict)``."""
 
     def __init__(self, agent, conductor_api, host, interval_s,
-                 max_decision_age_s=10.0, wall_clock=time.time):
+                 max_decision_age_s=10.0, wall_clock=time.time,
+                 advisor=None):
         self.agent = agent
+        # advisor(): this host's advice reply (an
+        # iothrottle.compute.inventory.Advisor); None: it cannot inspect.
+        self.advisor = advisor
         self.conductor_api = conductor_api
         self.host = host
         self.interval_s = interval_s
@@ -180,6 +189,20 @@ class RemoteAgent:
         if balloon is not None:
             balloon.set_conductor_floors(floors)
         return rejected
+
+    def advise(self):
+        """This host's advice reply; an error reply, never an exception
+        (the caller is an operator waiting on the API)."""
+        if self.advisor is None:
+            return wire.advice_reply(self.host, error='this agent has no '
+                                     'libvirt connection to inspect')
+        try:
+            return self.advisor()
+        except Exception as exc:
+            LOG.exception('advice failed')
+            return wire.advice_reply(self.host, error='advice failed: %s'
+                                     % (str(exc).splitlines()
+                                        or [type(exc).__name__])[0])
 
     def step(self):
         """Observe one interval and report it; returns the StepReport."""

@@ -4,8 +4,9 @@ Topics: the conductor listens on ``iothrottle-conductor``; the agent of
 host ``<host>`` on ``iothrottle-compute.<host>``.  Everything the agents
 and the conductor send is a cast (fire and forget): a lost report costs
 one interval, a lost decision is repeated or lapses with its lease.  The
-one call, ``pool_state``, comes from Cinder's scheduler plugins, with a
-short timeout.  Servers use the ``threading`` executor.  Call
+two calls, each with a timeout: ``pool_state``, from Cinder's scheduler
+plugins to the conductor, and ``advise``, from the operator API to one
+compute agent.  Servers use the ``threading`` executor.  Call
 :func:`iothrottle.rpc.threads.setup` before importing this module in an
 iothrottle service; inside cinder-scheduler (``iothrottle.cinder``)
 Cinder has set oslo.messaging up already.
@@ -25,9 +26,11 @@ VERSION = '1.0'
 # still takes what it knows.
 #   1.0 - apply(decisions)
 #   1.1 - set_memory_floors(floors)
-COMPUTE_VERSION = '1.1'
+#   1.2 - advise(): a call, the host's advice (wire.advice_reply)
+COMPUTE_VERSION = '1.2'
 APPLY_VERSION = '1.0'
 MEMORY_FLOORS_VERSION = '1.1'
+ADVISE_VERSION = '1.2'
 # Connection attempts of one cast before it fails: a broker that is down
 # must not block a decision loop (the next interval tries again).
 CAST_RETRY = 1
@@ -35,6 +38,11 @@ CAST_RETRY = 1
 # with it, and a conductor that has not answered in this time is treated
 # as gone (the plugins step aside).
 POOL_STATE_TIMEOUT_S = 2.0
+# How long the operator API waits for an agent's advice: the agent reads
+# sysfs and one XMLDesc per domain (milliseconds for hundreds of them),
+# so one that has not answered in this time is down or stuck, and the
+# operator waits on it.
+ADVISE_TIMEOUT_S = 10.0
 
 
 def compute_topic(host):
@@ -120,10 +128,14 @@ class ComputeAPI:
         self._transport = transport
         self._version_cap = version_cap
         self._clients = {}
-        self.sends_memory_floors = messaging.get_rpc_client(
+        probe = messaging.get_rpc_client(
             transport, messaging.Target(topic=COMPUTE_TOPIC,
                                         version=COMPUTE_VERSION),
-            version_cap=version_cap).can_send_version(MEMORY_FLOORS_VERSION)
+            version_cap=version_cap)
+        self.version_cap = version_cap or COMPUTE_VERSION
+        self.sends_memory_floors = probe.can_send_version(
+            MEMORY_FLOORS_VERSION)
+        self.sends_advice = probe.can_send_version(ADVISE_VERSION)
 
     def _client(self, host):
         client = self._clients.get(host)
@@ -148,3 +160,14 @@ class ComputeAPI:
         first."""
         self._client(host).prepare(version=MEMORY_FLOORS_VERSION).cast(
             {}, 'set_memory_floors', floors=floors)
+
+    def advise(self, host, timeout_s=ADVISE_TIMEOUT_S):
+        """Call: the advice of ``host``'s agent
+        (:func:`iothrottle.rpc.wire.advice_reply`, undecoded); callers
+        check ``sends_advice`` (the version cap allows 1.2) first.
+        Raises oslo.messaging's MessagingTimeout when the agent does not
+        answer within ``timeout_s`` seconds, RemoteError when it
+        refuses (``exc_type`` UnsupportedVersion: an agent older than
+        1.2)."""
+        return self._client(host).prepare(
+            version=ADVISE_VERSION, timeout=timeout_s).call({}, 'advise')

@@ -49,6 +49,11 @@ every tier, so that the plugin resolves ``iothrottle:tier``::
 ``error`` is a one-line reason when the conductor cannot answer (its
 database is unreachable); the plugins then step aside.
 
+The operator API *calls* a compute agent for its host's advice (compute
+RPC 1.2, ``advise``): the findings of
+:mod:`iothrottle.compute.advice` as plain dicts, bounded at decode like
+everything else (:func:`decode_advice_reply`).
+
 Decoding checks every field: strings are strings of bounded length,
 numbers are real, finite and within physical bounds (``MAX_*`` below),
 a cap names a disk of its own report.  A malformed envelope raises
@@ -64,6 +69,7 @@ import dataclasses
 import math
 
 from iothrottle.cinder import placement
+from iothrottle.compute import advice as advice_mod
 from iothrottle.controller import model
 from iothrottle.seekmodel import profile as profile_mod
 from iothrottle import tiers as tiers_mod
@@ -446,3 +452,111 @@ def decode_pool_state_reply(data):
         pools=pools,
         tiers={name: dataclasses.replace(guarantee_from_dict(g), tier=name)
                for name, g in data['tiers'].items()})
+
+
+# Advice (compute RPC 1.2): a host of hundreds of disks and a dozen rules
+# gives hundreds of findings; ten thousand is a flood, not advice.
+MAX_FINDINGS = 10000
+# Notes of what the inventory skipped: one per device or domain at most.
+MAX_ADVICE_NOTES = 10000
+# Devices and instances counted: a count past this is a lie.
+MAX_ADVICE_COUNT = 1e6
+_FINDING_TEXT = ('finding', 'recommendation', 'effect')
+_FINDING_NAMES = ('subject', 'rule')
+_FINDING_NULLABLE = ('seed', 'section', 'measured')
+
+
+def advice_reply(host, findings=(), devices=0, instances=0, notes=(),
+                 error=None):
+    """The agent's answer to ``advise``: the findings of
+    :func:`iothrottle.compute.advice.advise` on its host, how many
+    devices and instances it inspected, what it skipped (``notes``), or
+    ``error`` (one line) when it could not inspect at all::
+
+        {'host': 'cmp-1', 'findings': [{<every Finding field>}, ...],
+         'devices': 3, 'instances': 12, 'notes': [...], 'error': None}
+    """
+    return {'host': host,
+            'findings': [{name: _clean(value, limit)
+                          for name, value in advice_mod.to_dict(f).items()
+                          for limit in [MAX_NAME_CHARS
+                                        if name in _FINDING_NAMES
+                                        else MAX_REASON_CHARS]}
+                         for f in list(findings)[:MAX_FINDINGS]],
+            'devices': int(devices), 'instances': int(instances),
+            'notes': [_clean(note, MAX_REASON_CHARS)
+                      for note in list(notes)[:MAX_ADVICE_NOTES]],
+            'error': _clean(error, MAX_REASON_CHARS)}
+
+
+def _clean(value, limit):
+    """``value`` with unprintable characters as '?', at most ``limit``
+    characters (a guest's name is anything Nova took); None stays."""
+    if value is None:
+        return None
+    return ''.join(c if c.isprintable() else '?' for c in str(value))[:limit]
+
+
+def _finding_from_dict(index, data):
+    owner = 'finding %d' % index
+    _mapping(owner, data)
+    severity = data.get('severity')
+    if severity not in advice_mod.SEVERITIES:
+        raise ValueError('%s: severity must be one of %s, got %s'
+                         % (owner, ', '.join(advice_mod.SEVERITIES),
+                            _shown(severity, 16)))
+    fields = {'severity': severity}
+    for name in _FINDING_NAMES:
+        fields[name] = text(owner, name, data.get(name), required=True)
+    for name in _FINDING_TEXT:
+        fields[name] = text(owner, name, data.get(name), MAX_REASON_CHARS)
+    for name in _FINDING_NULLABLE:
+        value = data.get(name)
+        fields[name] = (None if value is None
+                        else text(owner, name, value, MAX_REASON_CHARS))
+    return advice_mod.Finding(**fields)
+
+
+@dataclasses.dataclass(frozen=True)
+class AdviceReply:
+    """A decoded ``advise`` reply."""
+    host: str
+    findings: tuple
+    devices: int
+    instances: int
+    notes: tuple
+    error: str = None
+
+
+def decode_advice_reply(data):
+    """AdviceReply of an agent's reply; ValueError naming the field or
+    finding that is malformed (the reply is untrusted like any message:
+    strings bounded and printable, counts finite and in range)."""
+    _mapping('advice reply', data)
+    host = text('advice reply', 'host', data.get('host'), required=True)
+    error = data.get('error')
+    if error is not None:
+        return AdviceReply(host, (), 0, 0, (), text(
+            'advice reply', 'error', error, MAX_REASON_CHARS))
+    findings, notes = data.get('findings'), data.get('notes', [])
+    for name, value, limit in (('findings', findings, MAX_FINDINGS),
+                               ('notes', notes, MAX_ADVICE_NOTES)):
+        if not isinstance(value, list):
+            raise ValueError('advice reply: %s must be a list, got %s'
+                             % (name, type(value).__name__))
+        if len(value) > limit:
+            raise ValueError('advice reply: more than %d %s'
+                             % (limit, name))
+    counts = {name: number('advice reply', name, data.get(name),
+                           MAX_ADVICE_COUNT)
+              for name in ('devices', 'instances')}
+    if any(value != int(value) for value in counts.values()):
+        raise ValueError('advice reply: devices and instances must be '
+                         'whole numbers')
+    return AdviceReply(
+        host=host,
+        findings=tuple(_finding_from_dict(index, finding)
+                       for index, finding in enumerate(findings)),
+        devices=int(counts['devices']), instances=int(counts['instances']),
+        notes=tuple(text('advice reply', 'note', note, MAX_REASON_CHARS)
+                    for note in notes))

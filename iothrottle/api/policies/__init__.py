@@ -6,6 +6,7 @@ import itertools
 from iothrottle.api.policies import base
 from iothrottle.api.policies import decision
 from iothrottle.api.policies import flavor
+from iothrottle.api.policies import host
 from iothrottle.api.policies import instance
 from iothrottle.api.policies import pool
 from iothrottle.api.policies import storage_domain
@@ -16,4 +17,5 @@ def list_rules():
     return list(itertools.chain(
         base.list_rules(), tier.list_rules(), flavor.list_rules(),
         storage_domain.list_rules(), instance.list_rules(),
-        pool.list_rules(), decision.list_rules()))
+        pool.list_rules(), decision.list_rules(),
+        host.list_rules()))

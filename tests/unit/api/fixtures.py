@@ -12,6 +12,11 @@ Personas of the YAML files (headers in each test's defaults):
 * member of the owning project: ``alice:proj-a``, ``member,reader``;
 * member of another project: ``bob:proj-b``, ``member,reader``.
 
+Compute agents (FakeCompute, the API's compute RPC client): host
+``cmp-1`` answers the advice of the testbed's guest with 2 vCPUs,
+``cmp-down`` does not answer, ``cmp-old`` is an agent older than compute
+RPC 1.2; APIFixturePinned has ``[upgrade_levels] compute`` at 1.1.
+
 Seeded (APIFixture): storage domain ``rbd:ceph/volumes`` with a declared
 capacity and a saturated load (0.95 of it, 2 disks, 1 cap); instance
 ``$ENVIRON['UUID_A']`` of proj-a (tier gold) capped now, with a history
@@ -135,10 +140,37 @@ def seed(engine):
         os.path.join(PROFILES, 'wd1600js.json')), 'bfq')
 
 
+class FakeCompute:
+    """What the API uses of :class:`iothrottle.rpc.api.ComputeAPI`."""
+
+    sends_advice = True
+    version_cap = '1.2'
+
+    def advise(self, host, timeout_s):
+        import oslo_messaging as messaging
+
+        from tests.unit.rpc import test_advise
+        if host == 'cmp-down':
+            raise messaging.MessagingTimeout('timed out')
+        if host == 'cmp-old':
+            raise messaging.RemoteError(
+                'UnsupportedVersion', 'Endpoint does not support RPC '
+                'version 1.2. Attempted method: advise')
+        return test_advise.testbed_advisor(host)()
+
+
+class PinnedCompute(FakeCompute):
+    """``[upgrade_levels] compute = 1.1``."""
+
+    sends_advice = False
+    version_cap = '1.1'
+
+
 class APIFixture(fixture.GabbiFixture):
     """A fresh database and application for one YAML file."""
 
     nova = FakeNova
+    compute = FakeCompute
 
     def start_fixture(self):
         global APP
@@ -155,7 +187,8 @@ class APIFixture(fixture.GabbiFixture):
         for name, value in (('UUID_A', UUID_A), ('UUID_B', UUID_B),
                             ('UUID_UNKNOWN', UUID_UNKNOWN)):
             os.environ[name] = value
-        APP = deploy.deploy(conf, self.database.engine, nova=self.nova)
+        APP = deploy.deploy(conf, self.database.engine, nova=self.nova,
+                            compute_api=self.compute)
 
     def stop_fixture(self):
         global APP
@@ -181,3 +214,9 @@ def setup_app():
     def application(environ, start_response):
         return APP(environ, start_response)
     return application
+
+
+class APIFixturePinned(APIFixture):
+    """The API with compute RPC pinned below advice."""
+
+    compute = PinnedCompute

@@ -29,6 +29,7 @@ from iothrottle.osc import client as client_mod
 from iothrottle.osc.v1 import decision
 from iothrottle.osc.v1 import domain
 from iothrottle.osc.v1 import flavor
+from iothrottle.osc.v1 import host as host_cmd
 from iothrottle.osc.v1 import pool
 from iothrottle.osc.v1 import server
 from iothrottle.osc.v1 import tier
@@ -82,7 +83,8 @@ class CommandTestCase(testtools.TestCase):
         conf = config.build_conf([], default_config_files=[])
         conf.set_override('auth_strategy', 'noauth2', 'api')
         app = deploy.deploy(conf, database.engine,
-                            nova=api_fixtures.FakeNova)
+                            nova=api_fixtures.FakeNova,
+                            compute_api=api_fixtures.FakeCompute)
         for host, wsgi_app in ((API_HOST, app), (NOVA_HOST, fake_nova)):
             intercept = interceptor.RequestsInterceptor(
                 lambda wsgi_app=wsgi_app: wsgi_app, host=host, port=80)
@@ -108,6 +110,7 @@ class CommandTestCase(testtools.TestCase):
         parsed = command.get_parser('openstack iothrottle').parse_args(
             list(argv))
         command.run(parsed)
+        self.stderr = app.stderr.getvalue()
         return app.stdout.getvalue()
 
     def json_of(self, command_class, *argv, headers=ADMIN):
@@ -288,6 +291,36 @@ class TestDecisionAndFlavor(CommandTestCase):
         self.assertEqual(('gold', 100.0, None),
                          (shown['guarantee.tier'],
                           shown['guarantee.min_iops'], shown['error']))
+
+
+class TestHostAdvise(CommandTestCase):
+
+    def test_one_row_per_finding(self):
+        rows = self.json_of(host_cmd.AdviseHost, 'cmp-1')
+        self.assertEqual([('warning', 'vm1/vda', 'iothreads-missing', '002',
+                           None)],
+                         [(row['severity'], row['subject'], row['rule'],
+                           row['seed'], row['measured']) for row in rows])
+        self.assertIn('342k', rows[0]['effect'])
+        self.assertEqual('note: cannot list /nonexistent: No such file or '
+                         'directory\n', self.stderr)
+
+    def test_columns(self):
+        self.assertEqual('warning vm1/vda\n', self.run_command(
+            host_cmd.AdviseHost, 'cmp-1', '-f', 'value', '-c', 'severity',
+            '-c', 'subject'))
+
+    def test_a_host_down_is_the_apis_one_line(self):
+        exc = self.assertRaises(exceptions.CommandError, self.run_command,
+                                host_cmd.AdviseHost, 'cmp-down')
+        self.assertEqual('the agent of host cmp-down did not answer within '
+                         '10 s (down, not running, or not in conductor '
+                         'mode) (HTTP 503)', str(exc))
+
+    def test_admin_only(self):
+        exc = self.assertRaises(exceptions.CommandError, self.run_command,
+                                host_cmd.AdviseHost, 'cmp-1', headers=ALICE)
+        self.assertIn('(HTTP 403)', str(exc))
 
 
 class TestPathQuoting(testtools.TestCase):
