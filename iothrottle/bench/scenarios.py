@@ -44,7 +44,8 @@ skipped):
   caps (the interval is *overbooked*), that rest is shared in proportion
   to the floors, as mClock shares reservations
   (``iothrottle.controller.shares``: a guest needing less than its share
-  gets its need, the rest is shared again); needs are compared in
+  gets its need, one whose share is under the minimum cap keeps the
+  minimum cap, and the rest is shared again); needs are compared in
   requests, since the store charges per request;
 * *satisfied fraction* of a guest: counted intervals with need > 0 in
   which it got at least 95 % of its need; the *worst guest's* is the
@@ -372,15 +373,16 @@ def needs_kb_s(plan, interval, capacity_iops):
     floors share what the floorless guests' minimum caps leave of the
     capacity: no policy may hold a disk under the minimum cap."""
     demand = plan.demand_kb_s(interval.end_s - interval.length_s / 2)
-    names, claims, floors = [], [], []
+    names, claims, floors, minimums = [], [], [], []
     for vm in plan.vms:
         if vm.guarantee_kb_s <= 0 or demand[vm.name] <= 0:
             continue
         names.append(vm.name)
         claims.append(min(demand[vm.name], vm.guarantee_kb_s) / vm.block_kb)
         floors.append(vm.guarantee_kb_s / vm.block_kb)
+        minimums.append(minimum_cap_iops(vm))
     usable_iops = capacity_iops - floorless_reserve_iops(plan, demand)
-    shares = shares_mod.entitlements(claims, floors, usable_iops)
+    shares = shares_mod.entitlements(claims, floors, usable_iops, minimums)
     overbooked = sum(claims) > usable_iops
     return ({n: s * plan.guest(n).block_kb for n, s in zip(names, shares)},
             overbooked)

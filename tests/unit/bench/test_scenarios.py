@@ -129,11 +129,18 @@ class TestMetrics(testtools.TestCase):
         self.assertFalse(over)
         needs, _ = scenarios.needs_kb_s(PLAN, interval(14), 100)
         self.assertEqual({'b': 640}, needs)   # p is idle
-        # A store of 20 IOPS: floors of 10 + 15 IOPS are overbooked.
+        # A store of 24 IOPS: floors of 10 + 15 IOPS are overbooked.
+        needs, over = scenarios.needs_kb_s(PLAN, interval(6), 24)
+        self.assertTrue(over)
+        self.assertAlmostEqual(10 * 64, needs['b'])
+        self.assertAlmostEqual(14 * 64, needs['p'])
+        # Of 24 and of 20 IOPS, b's share (9.6, 8) is under the minimum
+        # cap of 10 IOPS that any policy leaves it: it keeps 10, p gets
+        # the rest.
         needs, over = scenarios.needs_kb_s(PLAN, interval(6), 20)
         self.assertTrue(over)
-        self.assertAlmostEqual(20 * 64 * 10 / 25, needs['b'])
-        self.assertAlmostEqual(20 * 64 * 15 / 25, needs['p'])
+        self.assertAlmostEqual(10 * 64, needs['b'])
+        self.assertAlmostEqual(10 * 64, needs['p'])
 
     def test_floorless_guests_keep_their_minimum_cap_of_an_overbooked_store(
             self):
@@ -143,12 +150,14 @@ class TestMetrics(testtools.TestCase):
             burst = E(0.0, 'f', START, (S('randwrite'),))
             p = plan(list(PLAN.vms) + [vm('f', 0, True, block_kb)],
                      list(PLAN.events) + [burst], duration_s=22.0)
-            needs, over = scenarios.needs_kb_s(p, interval(6), 20)
+            # 24 IOPS left of the store: b keeps its minimum cap (10 IOPS,
+            # over its share of 9.6), p gets the other 14.
+            needs, over = scenarios.needs_kb_s(p, interval(6),
+                                               24 + reserve_iops)
             self.assertTrue(over)
             self.assertNotIn('f', needs)
-            usable = 20 - reserve_iops
-            self.assertAlmostEqual(usable * 64 * 10 / 25, needs['b'])
-            self.assertAlmostEqual(usable * 64 * 15 / 25, needs['p'])
+            self.assertAlmostEqual(10 * 64, needs['b'])
+            self.assertAlmostEqual(14 * 64, needs['p'])
         # With room for every floor and the minimum caps: not overbooked.
         _, over = scenarios.needs_kb_s(p, interval(6), 100)
         self.assertFalse(over)
@@ -212,8 +221,10 @@ class TestMetrics(testtools.TestCase):
         self.assertIn('IOPS', scenarios.plan_row(PLAN, results))
 
     def test_overbooked_targets(self):
-        small = 20   # IOPS: floors of 10 + 15 overbook it
-        fair = scenarios.summarize(PLAN, self.series(770, b_kb_s=520), small)
+        # 20 IOPS: floors of 10 + 15 overbook it; b's share (8) is under
+        # its minimum cap, so b needs 10 and p the other 10.
+        small = 20
+        fair = scenarios.summarize(PLAN, self.series(620, b_kb_s=620), small)
         self.assertGreater(fair['overbooked_intervals'], 0)
         self.assertGreaterEqual(fair['overbooked_share_min'], 0.95)
         t = scenarios.targets(PLAN, {'guarantee': fair}, 'guarantee')

@@ -148,6 +148,19 @@ class TestTighten(testtools.TestCase):
                                    places=3)
             self.assertIn('overbooked', by_name(out)[name].reason)
 
+    def test_a_share_under_the_minimum_cap_keeps_it_the_others_pay(self):
+        # Floors of 100 + 10 + 40 on a store whose border is 97: vm2's
+        # share (6.5) is under the minimum cap of 10 IOPS that no cap may
+        # go under, so it keeps 10 and vm1 and vm3 share the other 87:
+        # vm1 is cut to 87 x 100 / 140, 5 % over, not to 97 x 100 / 150.
+        out = decide([disk('vm1', 70, 0.1, min_iops=100),
+                      disk('vm2', 12, 0.1, min_iops=10),
+                      disk('vm3', 15, 0.5, min_iops=40)])
+        caps = {k: d.cap.iops for k, d in by_name(out).items()}
+        self.assertAlmostEqual(87 / 140 * 100 * 1.05, caps['vm1'], places=3)
+        self.assertGreaterEqual(caps['vm2'], 10.0)
+        self.assertNotIn('vm3', caps)
+
     def test_a_donor_held_at_its_floor_by_its_own_cap_is_no_victim(self):
         # vm1, capped at 21 IOPS (its 20 floor + 5 %), pushes against
         # its cap: its shortfall is its own cap's, so it must not make
