@@ -191,15 +191,7 @@ Each interval, for one storage domain:
    demand is met shows little in flight, yet the longer queue a growing
    cap brings slows it next interval all the same (measured on the
    two-host run: intervals with VM2 at 0.4 in flight let VM1's cap grow
-   the full 10 %, and VM2 fell to 95 % of its floor the next).  Unless
-   it has *latency slack*: a disk that does not want more with fewer
-   than half of ``want_inflight`` requests in flight (0.25) would still
-   not want more at twice its latency, which is more than one
-   ``release_fraction`` step adds to the queue; when every uncapped
-   disk with a floor has slack, the caps grow by their steps.  Without
-   this, a paced guest at its floor (its demand) with 0.14 in flight
-   and no surplus held every cap for good (scenario plan 5 of seed 0:
-   0.86 of ``none``'s requests).
+   the full 10 %, and VM2 fell to 95 % of its floor the next).
 
 The minimum cap
 ---------------
@@ -335,16 +327,6 @@ AT_CAP_FRACTION = 0.9
 # the gap geometrically and, if the room is measured right, never
 # crosses the border.
 ROOM_SHARE = 0.5
-
-# A guaranteed disk whose in-flight requests are under this fraction of
-# ``want_inflight`` can take a doubling of its latency (Little's law: at
-# the same rate, twice the requests in flight) and still not want more,
-# so on a domain at its border it does not hold back a release step
-# (scenario plan 5 of seed 0: a paced guest at its floor with 0.14 in
-# flight held every cap for good, 0.86 of none's requests); at 0.4 in
-# flight it does (the two-host run: VM2 fell to 95 % of its floor after
-# a 10 % release).
-SLACK_INFLIGHT_FRACTION = 0.5
 
 # Bisection steps that settle a deficit: 2^-40 of the largest deficit is
 # far below one request per second on any domain.
@@ -801,20 +783,9 @@ class GuaranteePolicy(policy.Policy):
                      and (r.wants_more or not r.disk.guarantee.is_empty)]
         if not protected:
             return None, 'no uncapped disk wants more or has a floor'
-        if all(self._has_latency_slack(r) for r in protected):
-            return None, ('every uncapped disk with a floor has latency '
-                          'slack (under %.2f in flight)'
-                          % (t.want_inflight * SLACK_INFLIGHT_FRACTION))
         surplus = sum(max(0.0, r.load - r.floor_load
                           * (1 + t.guard_fraction)) for r in protected)
         return surplus, 'surplus %.3f above the guard band' % surplus
-
-    def _has_latency_slack(self, row):
-        """Whether ``row``'s latency may double and it still would not
-        want more: a paced stream with so few requests in flight waits
-        for its own next slot, not for the queue."""
-        return (not row.wants_more and row.disk.sample.inflight
-                < self.tunables.want_inflight * SLACK_INFLIGHT_FRACTION)
 
     def _cap(self, view, row, share, reason):
         """A cap holding ``row`` at ``share`` of the domain, never below

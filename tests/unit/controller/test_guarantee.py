@@ -376,19 +376,6 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertEqual(cap, d.cap)
         self.assertIn('held: surplus 0.000', d.reason)
 
-    def test_a_paced_floor_with_latency_slack_does_not_hold_the_caps(
-            self):
-        # Scenario plan 5 of seed 0: the one uncapped guaranteed guest is
-        # paced at its floor (no surplus) with 0.15 in flight; twice its
-        # latency would still leave it under want_inflight, so the caps
-        # grow by their 10 % steps instead of being held for good.
-        cap = model.Cap(iops=55, bytes_sec=55 * KB64)
-        out = decide([disk('vm1', 55, 0.2, cap=cap),
-                      disk('vm2', 36, 0.0042, min_iops=36)], state=CALM)
-        d = by_name(out)['vm1']
-        self.assertAlmostEqual(60.5, d.cap.iops, places=6)
-        self.assertIn('latency slack', d.reason)
-
     def test_a_met_floor_on_a_saturated_domain_limits_the_release(self):
         # vm2's paced demand (40 IOPS, 30 floor) is met: 0.4 in flight,
         # it does not "want more" - yet a 10 % release of vm1 on a full
