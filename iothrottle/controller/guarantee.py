@@ -54,9 +54,17 @@ disk the policy computes, from the host's view of the last interval:
 
 A domain is *saturated* when its total load reaches ``border_fraction``
 (0.9, as in seed 000 and VMware SIOC) of its *learned* capacity, or
-when it is *congested*: the IOPS-weighted mean latency of its uncapped
-disks (a capped disk's latency includes its own throttle queue) reaches
-``latency_factor`` (3) x its baseline.  The baseline is the lowest
+when it is *congested*: the IOPS-weighted mean latency of its
+*unthrottled* disks reaches ``latency_factor`` (3) x its baseline.  A
+disk is unthrottled when it has no cap or runs under
+``AT_CAP_FRACTION`` of it: the latency of a disk at its cap includes
+the wait in its own throttle queue and says nothing about the domain,
+but a capped disk under its cap rarely waits there.  Counting only the
+uncapped disks made a domain on which every disk is capped blind: the
+latency test vanished just when every disk had a cap, and a store at
+200 ms was judged below its border and released (scenario plan 6 of
+seed 0: all eight guests capped, the caps raised 50 % in one interval,
+a latency-bound guest held at 76 % of its share).  The baseline is the lowest
 latency the domain showed in a *quiet* interval - no cap in force and
 fewer than ``BUSY_INFLIGHT`` (1) requests in flight on its disks, so
 nothing queued - and each quiet interval may raise it by at most 1 %,
@@ -77,7 +85,7 @@ a multiple of the told one (``DomainState.capacity_scale``) and measures
 every load against it (``learn_scale``):
 
 * congested while busy (at least ``BUSY_INFLIGHT`` requests in flight
-  on the uncapped disks): what the domain completed is what it can do,
+  on the unthrottled disks): what the domain completed is what it can do,
   so the capacity becomes the one at which that load is the border,
   ``told_load / border_fraction`` - up at once, down by at most half per
   interval (``SCALE_FALL_LIMIT``), so a burst of slow requests at the
@@ -352,7 +360,7 @@ MAX_ESCALATION = 3
 # slower for good is re-learned within ~70 intervals (1.01^70 = 2).
 BASELINE_DRIFT = 1.01
 
-# Requests in flight, summed over a domain's uncapped disks, from which
+# Requests in flight, summed over a domain's unthrottled disks, from which
 # the domain counts as busy: a device that always has a request to work
 # on is never idle, so what it completes is what it can do (to within
 # its internal parallelism).  One congested interval of a nearly idle
@@ -593,7 +601,7 @@ class GuaranteePolicy(policy.Policy):
         told = view.capacity
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion)
-                            and _uncapped_inflight(view.disks)
+                            and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
                             t.border_fraction)
         view = dataclasses.replace(view, capacity=learned_capacity(
@@ -646,7 +654,7 @@ class GuaranteePolicy(policy.Policy):
     def _congestion(self, latency_s, baseline_s):
         """Why the domain's latency says it is congested, or ''.
 
-        Congested when the mean latency of its uncapped disks reaches
+        Congested when the mean latency of its unthrottled disks reaches
         ``latency_factor`` x its baseline, or, before the domain has had
         a quiet interval to show its baseline (one saturated from the
         start), ``congestion_latency_s``, SIOC's threshold.
@@ -979,13 +987,22 @@ def _uncapped_inflight(disks):
     return sum(d.sample.inflight for d in disks if d.cap is None)
 
 
-def _mean_latency_s(disks):
-    """IOPS-weighted mean latency of the uncapped disks, 0 without I/O.
+def _unthrottled(disks):
+    """The disks whose latency is the domain's: uncapped, or under
+    ``AT_CAP_FRACTION`` of their cap (a disk at its cap waits in its own
+    throttle queue, and QEMU counts that wait in its latency)."""
+    return [d for d in disks if d.cap is None or not _at_cap(d.sample, d.cap)]
 
-    A capped disk's latency includes the wait in its own throttle queue:
-    it says nothing about the storage domain.
-    """
-    free = [d for d in disks if d.cap is None]
+
+def _unthrottled_inflight(disks):
+    """Requests in flight on the unthrottled disks (Little's law)."""
+    return sum(d.sample.inflight for d in _unthrottled(disks))
+
+
+def _mean_latency_s(disks):
+    """IOPS-weighted mean latency of the unthrottled disks, 0 without
+    I/O."""
+    free = _unthrottled(disks)
     total_iops = sum(d.sample.iops for d in free)
     if total_iops <= 0:
         return 0.0

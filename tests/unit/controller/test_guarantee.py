@@ -148,6 +148,21 @@ class TestTighten(testtools.TestCase):
                                    places=3)
             self.assertIn('overbooked', by_name(out)[name].reason)
 
+    def test_a_domain_with_every_disk_capped_still_sees_its_latency(self):
+        # Scenario plan 6 of seed 0: every guest capped, the store at
+        # 200 ms.  vm2 runs at a third of its cap, so its latency is the
+        # store's, not its throttle queue's: the domain is congested and
+        # vm1, at its cap, is cut for vm2's floor; the congestion also
+        # teaches the capacity: 69 IOPS completed are the border, 0.77 x
+        # the told 100.
+        out = decide([disk('vm1', 59, 0.5, cap=model.Cap(60, 60 * KB64)),
+                      disk('vm2', 10, 0.2, min_iops=20,
+                           cap=model.Cap(30, 30 * KB64))])
+        d = by_name(out)['vm1']
+        self.assertLess(d.cap.iops, 59)
+        self.assertIn('capacity x0.77 of told', d.reason)
+        self.assertTrue(out.saturated)
+
     def test_a_share_under_the_minimum_cap_keeps_it_the_others_pay(self):
         # Floors of 100 + 10 + 40 on a store whose border is 97: vm2's
         # share (6.5) is under the minimum cap of 10 IOPS that no cap may
