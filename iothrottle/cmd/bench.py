@@ -76,6 +76,15 @@ def _rounds(text):
     return value
 
 
+def _block_layer_option(parser):
+    from iothrottle.testbed import blocklayer
+    parser.add_argument(
+        '--block-layer', choices=blocklayer.SCHEDULERS, metavar='SCHED',
+        help='run on the block-layer testbed: the store under a host '
+             'block device with this I/O scheduler (%s); default: plain '
+             'NBD' % ', '.join(blocklayer.SCHEDULERS))
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split(
         '\n')[0])
@@ -90,6 +99,7 @@ def parse_args(argv):
                    help='compressed plan (ramp every 8 s) for the e2e test')
     s.add_argument('--quiet', action='store_true',
                    help='no per-interval rows')
+    _block_layer_option(s)
     s4 = sub.add_parser('seed004', help='cache-aware ballooning vs '
                                         'proportional, two readers')
     s4.add_argument('--policy', required=True,
@@ -100,6 +110,7 @@ def parse_args(argv):
                          '1 2 4 8)')
     s4.add_argument('--short', action='store_true',
                     help='ratio 1 only, shorter windows (the e2e test)')
+    _block_layer_option(s4)
     sc = sub.add_parser('scenarios', help='randomized plans, every policy')
     sc.add_argument('--count', type=_count, default=10,
                     help='plans to draw (1-50; default 10)')
@@ -120,6 +131,7 @@ def parse_args(argv):
                          'latency and cap, and the decisions taken')
     sc.add_argument('--dry-run', action='store_true',
                     help='print the drawn plans and exit')
+    _block_layer_option(sc)
     f = sub.add_parser('faults', help='inject faults into a running '
                                       'control plane')
     f.add_argument('--fault', action='append', choices=FAULT_NAMES,
@@ -127,6 +139,7 @@ def parse_args(argv):
     f.add_argument('--short', action='store_true',
                    help='three faults only (the e2e test)')
     f.add_argument('--json', metavar='FILE', help='write results as JSON')
+    _block_layer_option(f)
     sl = sub.add_parser('scale', help='conductors under thousands of '
                                       'simulated instances')
     sl.add_argument('--instances', type=_instances, action='append',
@@ -154,7 +167,7 @@ def run_seed000(args, out):
 
     plan = seed000.default_plan(short=args.short)
     policies = args.policy or list(POLICIES)
-    run = runner.Seed000Run(plan, out)
+    run = runner.Seed000Run(plan, out, block_layer=args.block_layer)
     on_interval = None if args.quiet else report.live_row(out, plan)
     results, series = run.run(policies, on_interval)
     out.write('\n' + report.seed000_table(results) + '\n')
@@ -163,6 +176,7 @@ def run_seed000(args, out):
         out.write('bar for the guarantee policy: %s\n' % (
             'met' if ok else 'NOT met: ' + '; '.join(reasons)))
     document = {'plan': {'delay_ms': plan.delay_ms,
+                         'block_layer': args.block_layer,
                          'interval_s': plan.interval_s,
                          'ramp_s': plan.ramp_s, 'tail_s': plan.tail_s,
                          'block_kb': plan.block_kb,
@@ -186,7 +200,8 @@ def run_seed004(args, out):
     plan = seed004.default_plan(short=args.short)
     if args.ratio:
         plan = dataclasses.replace(plan, ratios=tuple(args.ratio))
-    document = seed004_runner.Seed004Run(plan, out).run(args.policy)
+    document = seed004_runner.Seed004Run(
+        plan, out, block_layer=args.block_layer).run(args.policy)
     out.write('\n' + seed004.table({args.policy: document}) + '\n')
     if args.json:
         with open(args.json, 'w') as f:
@@ -213,7 +228,8 @@ def run_scenarios(args, out):
     policies = list(args.policy or SCENARIO_POLICIES)
     if 'none' not in policies:
         policies.insert(0, 'none')   # every ratio is against 'none'
-    run = scenario_runner.ScenarioRun(plans, out)
+    run = scenario_runner.ScenarioRun(plans, out,
+                                      block_layer=args.block_layer)
 
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
@@ -229,6 +245,7 @@ def run_scenarios(args, out):
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
+        'block_layer': args.block_layer,
         'capacity_iops': run.capacity.max_iops, 'summary': summary,
         'plans': [{'index': p.index, 'describe': p.describe(),
                    'overbooked': p.overbooked,
@@ -250,7 +267,8 @@ def run_faults(args, out):
     from iothrottle.bench import fault_runner   # needs the testbed
 
     names = args.fault or (faults.SHORT if args.short else FAULT_NAMES)
-    bench = fault_runner.FaultBench(names, out)
+    bench = fault_runner.FaultBench(names, out,
+                                    block_layer=args.block_layer)
 
     def on_row(row):
         out.write('   %s\n' % faults.table([row], bench.plan)
