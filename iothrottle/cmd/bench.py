@@ -5,6 +5,12 @@ guarantee --json out.json --png out.png`` runs seed 000's experiment on
 the testbed (see :mod:`iothrottle.bench.seed000`) and prints a
 Table-2-like summary and whether the ``guarantee`` bar is met.
 
+``iothrottle-bench seed001 [--setting bfq ...] --json out.json`` runs
+seed 001's experiment on the block-layer testbed (consolidated guests on
+the seek disk under each host I/O scheduler, and ``iothrottle-calibrate``
+through the same block device; see :mod:`iothrottle.bench.seed001`) and
+prints throughput and alpha per scheduler beside seed 001's ranking.
+
 ``iothrottle-bench scenarios --count N --seed S --json out.json --png
 out.png`` draws N plans from seed S and runs each under ``none``,
 ``paper``, ``guarantee`` and ``static`` (see
@@ -32,6 +38,7 @@ import sys
 from iothrottle.bench import faults
 from iothrottle.bench import report
 from iothrottle.bench import seed000
+from iothrottle.bench import seed001
 from iothrottle.bench import seed004
 
 PROG = 'iothrottle-bench'
@@ -100,6 +107,18 @@ def parse_args(argv):
     s.add_argument('--quiet', action='store_true',
                    help='no per-interval rows')
     _block_layer_option(s)
+    s1 = sub.add_parser('seed001', help='consolidated guests on the seek '
+                                        'disk under each host scheduler')
+    s1.add_argument('--setting', action='append',
+                    choices=[st.label for st in seed001.SETTINGS],
+                    help='scheduler setting to run (repeatable; default: '
+                         'all)')
+    s1.add_argument('--json', metavar='FILE', help='write results as JSON')
+    s1.add_argument('--short', action='store_true',
+                    help='2 guests on an 8 GiB disk, short windows (the '
+                         'e2e test)')
+    s1.add_argument('--prefix', default='itb-s001-',
+                    help='testbed prefix (default: %(default)s)')
     s4 = sub.add_parser('seed004', help='cache-aware ballooning vs '
                                         'proportional, two readers')
     s4.add_argument('--policy', required=True,
@@ -189,6 +208,36 @@ def run_seed000(args, out):
     if args.png:
         report.seed000_figure(args.png, series,
                               [vm.name for vm in plan.vms])
+    return 0
+
+
+def run_seed001(args, out):
+    from iothrottle.bench import seed001_runner   # libvirt, testbed
+
+    plan = seed001.default_plan(short=args.short, settings=args.setting)
+
+    def on_row(row):
+        out.write('  %-12s guests %.1f KB/s (%s)\n' % (
+            row['label'], row['total_bytes_sec'] / 1e3, ', '.join(
+                '%s %.1f' % (vm, b / 1e3)
+                for vm, b in row['guest_bytes_sec'].items())))
+        out.flush()
+    rows = seed001_runner.Seed001Run(plan, out, prefix=args.prefix).run(
+        on_row)
+    out.write('\n' + seed001.table(rows, plan) + '\n')
+    out.write('alpha_by_scheduler (calibrate, default tunables): %s\n'
+              % json.dumps(seed001.alpha_by_scheduler(rows),
+                           sort_keys=True))
+    if args.json:
+        import dataclasses
+        document = {'plan': dataclasses.asdict(plan),
+                    'ranking': seed001.ranking(rows),
+                    'paper_order_kept': seed001.paper_order_kept(rows),
+                    'long_slice_gain': seed001.long_slice_gain(rows),
+                    'alpha_by_scheduler': seed001.alpha_by_scheduler(rows),
+                    'rows': rows}
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
     return 0
 
 
@@ -339,6 +388,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.bench == 'seed000':
         return run_seed000(args, sys.stdout)
+    if args.bench == 'seed001':
+        return run_seed001(args, sys.stdout)
     if args.bench == 'seed004':
         return run_seed004(args, sys.stdout)
     if args.bench == 'scenarios':
