@@ -156,17 +156,20 @@ def profile_from_curve(points):
 
 def guests_alpha(plan, curve_points, bytes_sec):
     """The alpha equation (1) needs for the guests' total ``bytes_sec``
-    under ``f`` = ``curve_points``; None when ``f`` cannot explain it
-    (faster than any alpha, or slower than alpha 0)."""
+    under ``f`` = ``curve_points``: ``(alpha, bound)`` where ``bound`` is
+    None, or ``'above'`` (``'below'``) when the guests ran faster (slower)
+    than ``f`` allows at alpha 1 (0) and alpha is that end."""
     prof = profile_from_curve(curve_points)
     streams = plan.streams()
     near = prof.distance_curve.bandwidth_bytes_sec(
         model.streams_l_ave(streams, 1.0))
     far = prof.distance_curve.bandwidth_bytes_sec(
         model.streams_l_ave(streams, 0.0))
-    if not far <= bytes_sec <= near:
-        return None
-    return model.alpha_for_bandwidth(prof, streams, bytes_sec)
+    if bytes_sec > near:
+        return 1.0, 'above'
+    if bytes_sec < far:
+        return 0.0, 'below'
+    return model.alpha_for_bandwidth(prof, streams, bytes_sec), None
 
 
 def summarize(plan, setting, guest_bytes_sec, guest_iops, calibration):
@@ -183,6 +186,7 @@ def summarize(plan, setting, guest_bytes_sec, guest_iops, calibration):
               for vm, b in sorted(guest_bytes_sec.items())}
     two = [r for r in calibration.get('validation', ())
            if r['streams'] == 2]
+    alpha_guests, bound = guests_alpha(plan, points, total)
     return {
         'label': setting.label, 'scheduler': setting.scheduler,
         'tunables': dict(setting.tunables), 'paper': setting.paper,
@@ -191,7 +195,7 @@ def summarize(plan, setting, guest_bytes_sec, guest_iops, calibration):
         'guest_bytes_sec': dict(sorted(guest_bytes_sec.items())),
         'guest_shares': shares,
         'min_share': min(shares.values()) if shares else 0.0,
-        'alpha_guests': guests_alpha(plan, points, total),
+        'alpha_guests': alpha_guests, 'alpha_guests_bound': bound,
         'alpha_calibrate': calibration['alpha']['value'],
         'alpha_calibrate_method': calibration['alpha']['method'],
         'alpha_calibrate_counted': calibration['alpha']['by_service_order'],
@@ -238,6 +242,18 @@ def _fmt(value, spec):
     return '-' if value is None else spec % value
 
 
+def _alpha_cell(row):
+    """'0.41', or '>=1' / '<=0' when f cannot explain the guests'
+    total (they beat f at alpha 1: the effective-alpha effect of
+    doc/seekmodel.rst)."""
+    bound = row.get('alpha_guests_bound')
+    if bound == 'above':
+        return '>=1'
+    if bound == 'below':
+        return '<=0'
+    return _fmt(row['alpha_guests'], '%.2f')
+
+
 def table(rows, plan):
     """The text table: one row per setting, seed 001's view beside."""
     base = {r['label']: r['total_bytes_sec'] for r in rows}.get('none')
@@ -255,7 +271,7 @@ def table(rows, plan):
             r['total_iops'],
             _fmt((r['total_bytes_sec'] / base - 1.0) * 100 if base
                  else None, '%+.0f %%'),
-            r['min_share'], _fmt(r['alpha_guests'], '%.2f'),
+            r['min_share'], _alpha_cell(r),
             _fmt(r['alpha_calibrate'], '%.2f'),
             _fmt(r['alpha_calibrate_counted'], '%.2f')))
     lines.append('ranking here: %s' % ' > '.join(ranking(rows)))

@@ -151,11 +151,12 @@ def _under(path, directory):
     return path.startswith(directory)
 
 
-def find_loops(directory):
+def find_loops(directory, sys_block='/sys/block'):
     """Loop devices ('loop3', ...) whose backing file is under
     ``directory``."""
     found = []
-    for backing in glob.glob('/sys/block/loop*/loop/backing_file'):
+    for backing in glob.glob(os.path.join(sys_block,
+                                          'loop*/loop/backing_file')):
         try:
             with open(backing) as f:
                 path = f.read().strip()
@@ -165,7 +166,8 @@ def find_loops(directory):
         if path.endswith(' (deleted)'):
             path = path[:-len(' (deleted)')]
         if _under(path, directory):
-            found.append(backing.split('/')[3])
+            found.append(os.path.basename(os.path.dirname(
+                os.path.dirname(backing))))
     return sorted(found)
 
 
@@ -174,11 +176,11 @@ def _unescape(field):
     return field.encode().decode('unicode_escape')
 
 
-def find_mounts(directory):
+def find_mounts(directory, mountinfo='/proc/self/mountinfo'):
     """Mount points under ``directory`` (deepest first)."""
     found = []
     try:
-        with open('/proc/self/mountinfo') as f:
+        with open(mountinfo) as f:
             for line in f:
                 point = _unescape(line.split()[4])
                 if _under(point, directory):
