@@ -58,6 +58,10 @@ class Seed001Run:
         return rows
 
     def apply(self, tb, setting):
+        # Through 'none': selecting the scheduler that is already active
+        # is a no-op that would keep the previous setting's tunables.
+        if setting.scheduler != 'none':
+            tb.blocklayer.set_scheduler('none')
         tb.blocklayer.set_scheduler(setting.scheduler)
         for name, value in setting.tunables:
             tb.blocklayer.set_iosched(name, value)
