@@ -47,11 +47,12 @@ DRAIN_S = 5.0
 class FaultBench:
     """See the module docstring."""
 
-    def __init__(self, names, out, plan=None):
+    def __init__(self, names, out, plan=None, block_layer=None):
         self.names = list(names)
         self.out = out
         self.plan = plan or faults_plan()
-        self.run_ = runner.Seed000Run(self.plan, out, prefix=PREFIX)
+        self.run_ = runner.Seed000Run(self.plan, out, prefix=PREFIX,
+                                      block_layer=block_layer)
         self.workdir = tempfile.mkdtemp(prefix='iothrottle-faults-')
         self.tb = None
         self.capacity = None
@@ -65,7 +66,8 @@ class FaultBench:
         libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
         rows = []
         with testbed.Testbed(self.run_.guests(), delay_ms=self.plan.delay_ms,
-                             prefix=PREFIX) as tb:
+                             prefix=PREFIX,
+                             block_layer=self.run_.block_layer) as tb:
             self.tb = tb
             conn = libvirt.open(tb.uri)
             try:

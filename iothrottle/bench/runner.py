@@ -78,10 +78,13 @@ def _yaml(document):
 class Seed000Run:
     """One testbed, several policies; see the module docstring."""
 
-    def __init__(self, plan, out, prefix='itb-s000-'):
+    def __init__(self, plan, out, prefix='itb-s000-', block_layer=None):
         self.plan = plan
         self.out = out
         self.prefix = prefix
+        # None: the plain NBD testbed; a scheduler name: the store under
+        # a host block device with that scheduler (testbed.blocklayer).
+        self.block_layer = block_layer
         self.capacity = None
 
     def guests(self):
@@ -95,7 +98,8 @@ class Seed000Run:
         [Interval]})."""
         results, series = {}, {}
         with testbed.Testbed(self.guests(), delay_ms=self.plan.delay_ms,
-                             prefix=self.prefix) as tb:
+                             prefix=self.prefix,
+                             block_layer=self.block_layer) as tb:
             conn = libvirt.open(tb.uri)
             try:
                 self.capacity = self.calibrate(tb, conn)

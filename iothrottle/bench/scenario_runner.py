@@ -57,8 +57,8 @@ def told_capacity(plan, measured, conf):
 class ScenarioRun(runner.Seed000Run):
     """One testbed, every plan, every policy; see the module docstring."""
 
-    def __init__(self, plans, out, prefix='itb-scn-'):
-        super().__init__(plans[0], out, prefix)
+    def __init__(self, plans, out, prefix='itb-scn-', block_layer=None):
+        super().__init__(plans[0], out, prefix, block_layer)
         self.plans = plans
         self._pending = []
         self._tb = None
@@ -75,7 +75,8 @@ class ScenarioRun(runner.Seed000Run):
         summary}, {policy: [Interval]}) per plan."""
         out = []
         with testbed.Testbed(self.guests(), delay_ms=self.plan.delay_ms,
-                             prefix=self.prefix) as tb:
+                             prefix=self.prefix,
+                             block_layer=self.block_layer) as tb:
             conn = libvirt.open(tb.uri)
             try:
                 self._tb = tb

@@ -83,10 +83,11 @@ def vmstat(tb, vm):
 
 class Seed004Run:
 
-    def __init__(self, plan, out, prefix='itb-s004-'):
+    def __init__(self, plan, out, prefix='itb-s004-', block_layer=None):
         self.plan = plan
         self.out = out
         self.prefix = prefix
+        self.block_layer = block_layer
 
     def guests(self):
         return [testbed.GuestSpec(
@@ -99,7 +100,8 @@ class Seed004Run:
         """The ``{"runs": [...]}`` document of one policy."""
         runs = []
         with testbed.Testbed(self.guests(), delay_ms=self.plan.delay_ms,
-                             prefix=self.prefix) as tb:
+                             prefix=self.prefix,
+                             block_layer=self.block_layer) as tb:
             conn = libvirt.open(tb.uri)
             try:
                 self._wait_agents(tb)

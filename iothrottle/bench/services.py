@@ -271,7 +271,7 @@ class Services:
         conductor = self.write_conf('conductor', common + (
             '\n[conductor]\nguarantees = file\ntiers_file = %s\n\n'
             '[storage]\ndomain_capacity = %s:%.1f/%.0f\n' % (
-                tiers_path, tb.store.domain_key, capacity.max_iops,
+                tiers_path, tb.domain_key, capacity.max_iops,
                 capacity.max_bytes_sec)))
         return conductor, common
 

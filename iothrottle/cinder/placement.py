@@ -48,10 +48,11 @@ volumes (21.47 GB) end to end promising 25 IOPS each; the new volume is
 Centres 10.74, 32.21 and 53.69 GB: ``l_ii`` = 10.74 GB, ``l_12`` =
 ``l_23`` = 21.47 GB, ``l_13`` = 42.95 GB.
 
-* A, ``mq-deadline`` (no calibrated alpha: 0, the interleaving of seed
-  003's Xen): ``l_ave`` = (1/3) x (1/2) x 2 x (21.47 + 42.95 + 21.47) =
-  28.63 GB, f = 278,338 B/s = 68.0 IOPS (71.2 before): headroom
-  (68.0 - 75) / 68.0 = **-0.10**, the filter rejects it.
+* A, ``mq-deadline`` (alpha 0 in the profile, measured on the
+  block-layer testbed: the interleaving of seed 003's Xen):
+  ``l_ave`` = (1/3) x (1/2) x 2 x (21.47 + 42.95 + 21.47) = 28.63 GB,
+  f = 278,338 B/s = 68.0 IOPS (71.2 before): headroom (68.0 - 75) /
+  68.0 = **-0.10**, the filter rejects it.
 * B, ``bfq`` (alpha 0.99 in the profile): ``l_ave`` = (1/3) (0.99 x 3 x
   10.74 + 0.01 / 2 x 171.8) = 10.92 GB, f = 370,167 B/s = 90.4 IOPS:
   headroom **0.17**.

@@ -5,6 +5,12 @@ guarantee --json out.json --png out.png`` runs seed 000's experiment on
 the testbed (see :mod:`iothrottle.bench.seed000`) and prints a
 Table-2-like summary and whether the ``guarantee`` bar is met.
 
+``iothrottle-bench seed001 [--setting bfq ...] --json out.json`` runs
+seed 001's experiment on the block-layer testbed (consolidated guests on
+the seek disk under each host I/O scheduler, and ``iothrottle-calibrate``
+through the same block device; see :mod:`iothrottle.bench.seed001`) and
+prints throughput and alpha per scheduler beside seed 001's ranking.
+
 ``iothrottle-bench scenarios --count N --seed S --json out.json --png
 out.png`` draws N plans from seed S and runs each under ``none``,
 ``paper``, ``guarantee`` and ``static`` (see
@@ -32,6 +38,7 @@ import sys
 from iothrottle.bench import faults
 from iothrottle.bench import report
 from iothrottle.bench import seed000
+from iothrottle.bench import seed001
 from iothrottle.bench import seed004
 
 PROG = 'iothrottle-bench'
@@ -76,6 +83,15 @@ def _rounds(text):
     return value
 
 
+def _block_layer_option(parser):
+    from iothrottle.testbed import blocklayer
+    parser.add_argument(
+        '--block-layer', choices=blocklayer.SCHEDULERS, metavar='SCHED',
+        help='run on the block-layer testbed: the store under a host '
+             'block device with this I/O scheduler (%s); default: plain '
+             'NBD' % ', '.join(blocklayer.SCHEDULERS))
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split(
         '\n')[0])
@@ -90,6 +106,19 @@ def parse_args(argv):
                    help='compressed plan (ramp every 8 s) for the e2e test')
     s.add_argument('--quiet', action='store_true',
                    help='no per-interval rows')
+    _block_layer_option(s)
+    s1 = sub.add_parser('seed001', help='consolidated guests on the seek '
+                                        'disk under each host scheduler')
+    s1.add_argument('--setting', action='append',
+                    choices=[st.label for st in seed001.SETTINGS],
+                    help='scheduler setting to run (repeatable; default: '
+                         'all)')
+    s1.add_argument('--json', metavar='FILE', help='write results as JSON')
+    s1.add_argument('--short', action='store_true',
+                    help='2 guests on an 8 GiB disk, short windows (the '
+                         'e2e test)')
+    s1.add_argument('--prefix', default='itb-s001-',
+                    help='testbed prefix (default: %(default)s)')
     s4 = sub.add_parser('seed004', help='cache-aware ballooning vs '
                                         'proportional, two readers')
     s4.add_argument('--policy', required=True,
@@ -100,6 +129,7 @@ def parse_args(argv):
                          '1 2 4 8)')
     s4.add_argument('--short', action='store_true',
                     help='ratio 1 only, shorter windows (the e2e test)')
+    _block_layer_option(s4)
     sc = sub.add_parser('scenarios', help='randomized plans, every policy')
     sc.add_argument('--count', type=_count, default=10,
                     help='plans to draw (1-50; default 10)')
@@ -120,6 +150,7 @@ def parse_args(argv):
                          'latency and cap, and the decisions taken')
     sc.add_argument('--dry-run', action='store_true',
                     help='print the drawn plans and exit')
+    _block_layer_option(sc)
     f = sub.add_parser('faults', help='inject faults into a running '
                                       'control plane')
     f.add_argument('--fault', action='append', choices=FAULT_NAMES,
@@ -127,6 +158,7 @@ def parse_args(argv):
     f.add_argument('--short', action='store_true',
                    help='three faults only (the e2e test)')
     f.add_argument('--json', metavar='FILE', help='write results as JSON')
+    _block_layer_option(f)
     sl = sub.add_parser('scale', help='conductors under thousands of '
                                       'simulated instances')
     sl.add_argument('--instances', type=_instances, action='append',
@@ -154,7 +186,7 @@ def run_seed000(args, out):
 
     plan = seed000.default_plan(short=args.short)
     policies = args.policy or list(POLICIES)
-    run = runner.Seed000Run(plan, out)
+    run = runner.Seed000Run(plan, out, block_layer=args.block_layer)
     on_interval = None if args.quiet else report.live_row(out, plan)
     results, series = run.run(policies, on_interval)
     out.write('\n' + report.seed000_table(results) + '\n')
@@ -163,6 +195,7 @@ def run_seed000(args, out):
         out.write('bar for the guarantee policy: %s\n' % (
             'met' if ok else 'NOT met: ' + '; '.join(reasons)))
     document = {'plan': {'delay_ms': plan.delay_ms,
+                         'block_layer': args.block_layer,
                          'interval_s': plan.interval_s,
                          'ramp_s': plan.ramp_s, 'tail_s': plan.tail_s,
                          'block_kb': plan.block_kb,
@@ -178,6 +211,36 @@ def run_seed000(args, out):
     return 0
 
 
+def run_seed001(args, out):
+    from iothrottle.bench import seed001_runner   # libvirt, testbed
+
+    plan = seed001.default_plan(short=args.short, settings=args.setting)
+
+    def on_row(row):
+        out.write('  %-12s guests %.1f KB/s (%s)\n' % (
+            row['label'], row['total_bytes_sec'] / 1e3, ', '.join(
+                '%s %.1f' % (vm, b / 1e3)
+                for vm, b in row['guest_bytes_sec'].items())))
+        out.flush()
+    rows = seed001_runner.Seed001Run(plan, out, prefix=args.prefix).run(
+        on_row)
+    out.write('\n' + seed001.table(rows, plan) + '\n')
+    out.write('alpha_by_scheduler (calibrate, default tunables): %s\n'
+              % json.dumps(seed001.alpha_by_scheduler(rows),
+                           sort_keys=True))
+    if args.json:
+        import dataclasses
+        document = {'plan': dataclasses.asdict(plan),
+                    'ranking': seed001.ranking(rows),
+                    'paper_order_kept': seed001.paper_order_kept(rows),
+                    'long_slice_gain': seed001.long_slice_gain(rows),
+                    'alpha_by_scheduler': seed001.alpha_by_scheduler(rows),
+                    'rows': rows}
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    return 0
+
+
 def run_seed004(args, out):
     import dataclasses
 
@@ -186,7 +249,8 @@ def run_seed004(args, out):
     plan = seed004.default_plan(short=args.short)
     if args.ratio:
         plan = dataclasses.replace(plan, ratios=tuple(args.ratio))
-    document = seed004_runner.Seed004Run(plan, out).run(args.policy)
+    document = seed004_runner.Seed004Run(
+        plan, out, block_layer=args.block_layer).run(args.policy)
     out.write('\n' + seed004.table({args.policy: document}) + '\n')
     if args.json:
         with open(args.json, 'w') as f:
@@ -213,7 +277,8 @@ def run_scenarios(args, out):
     policies = list(args.policy or SCENARIO_POLICIES)
     if 'none' not in policies:
         policies.insert(0, 'none')   # every ratio is against 'none'
-    run = scenario_runner.ScenarioRun(plans, out)
+    run = scenario_runner.ScenarioRun(plans, out,
+                                      block_layer=args.block_layer)
 
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
@@ -229,6 +294,7 @@ def run_scenarios(args, out):
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
+        'block_layer': args.block_layer,
         'capacity_iops': run.capacity.max_iops, 'summary': summary,
         'plans': [{'index': p.index, 'describe': p.describe(),
                    'overbooked': p.overbooked,
@@ -250,7 +316,8 @@ def run_faults(args, out):
     from iothrottle.bench import fault_runner   # needs the testbed
 
     names = args.fault or (faults.SHORT if args.short else FAULT_NAMES)
-    bench = fault_runner.FaultBench(names, out)
+    bench = fault_runner.FaultBench(names, out,
+                                    block_layer=args.block_layer)
 
     def on_row(row):
         out.write('   %s\n' % faults.table([row], bench.plan)
@@ -321,6 +388,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.bench == 'seed000':
         return run_seed000(args, sys.stdout)
+    if args.bench == 'seed001':
+        return run_seed001(args, sys.stdout)
     if args.bench == 'seed004':
         return run_seed004(args, sys.stdout)
     if args.bench == 'scenarios':

@@ -4,6 +4,7 @@ Examples (as root)::
 
     iothrottle-testbed build
     iothrottle-testbed up --vms 4 --delay-ms 4
+    iothrottle-testbed --prefix bl- up --vms 2 --block-layer bfq
     iothrottle-testbed load vm1 -- -p 10 -b 64k -m randwrite
     iothrottle-testbed load vm2 -- -p 1 -b 64k
     iothrottle-testbed status --measure 5
@@ -15,6 +16,12 @@ Examples (as root)::
 /var/lib/iothrottle/testbed/<prefix>/; the other commands find it there.
 ``load`` takes the load generator's own options after ``--`` (see
 ``loadgen -h`` in iothrottle/testbed/loadgen.c).
+
+``up --block-layer SCHED`` puts the store under a host block device
+(nbdkit -> nbdfuse -> loop, direct I/O) whose I/O scheduler is SCHED, and
+gives each guest a partition of it (see iothrottle/testbed/blocklayer.py);
+``down --force`` also removes the loop device, FUSE mount and nbdfuse a
+crashed run left.
 """
 
 import argparse
@@ -23,6 +30,7 @@ import logging
 import sys
 
 from iothrottle import testbed
+from iothrottle.testbed import blocklayer
 from iothrottle.testbed import core
 
 
@@ -49,6 +57,11 @@ def _parser():
     u.add_argument('--disk-mb', type=int, default=256)
     u.add_argument('--project', default='demo')
     u.add_argument('--cache-dir', default=testbed.DEFAULT_CACHE_DIR)
+    u.add_argument('--block-layer', choices=blocklayer.SCHEDULERS,
+                   metavar='SCHED',
+                   help='serve the store through a host block device '
+                        'with this I/O scheduler (%s); default: plain NBD'
+                        % ', '.join(blocklayer.SCHEDULERS))
 
     ld = sub.add_parser('load', help='start a load generator in a guest')
     ld.add_argument('vm')
@@ -87,14 +100,19 @@ def _cmd_up(args):
             for i in range(1, args.vms + 1)]
     tb = testbed.Testbed(spec, delay_ms=args.delay_ms, prefix=args.prefix,
                          cache_dir=args.cache_dir,
-                         state_root=args.state_root, detach=True)
+                         state_root=args.state_root, detach=True,
+                         block_layer=args.block_layer)
     tb.start()
     print('testbed %s up: %s (store %s, %d ms per request)' % (
         args.prefix, tb.uri, tb.store.socket, tb.store.delay_ms))
+    if tb.blocklayer is not None:
+        print('block layer: %s, scheduler %s' % (
+            tb.blocklayer.device, tb.blocklayer.current_scheduler()))
     for vm in tb.guests:
-        print('  %-6s %-20s %s  boot %.1f s, domain start %.2f s' % (
+        print('  %-6s %-20s %s  boot %.1f s, domain start %.2f s%s' % (
             vm, tb.domain_name(vm), tb.instance_uuid(vm),
-            tb.boot_seconds[vm], tb.start_seconds[vm]))
+            tb.boot_seconds[vm], tb.start_seconds[vm],
+            '  disk %s' % tb.disk_path(vm) if tb.disk_path(vm) else ''))
     tb.close()
     return 0
 
@@ -145,6 +163,7 @@ def _cmd_status(args):
             'nbdkit_pid': state.get('nbdkit_pid'),
             'nbdkit_running': bool(testbed.store.find_nbdkit(
                 state.get('nbd_socket') or '')),
+            'block_layer': state.get('block_layer'),
             'guests': {},
         }
         try:
@@ -182,6 +201,10 @@ def _cmd_status(args):
         print('testbed %s: %s, store %s ms/request, nbdkit %s' % (
             prefix, owner, e['delay_ms'],
             'running' if e['nbdkit_running'] else 'NOT running'))
+        if e['block_layer']:
+            print('  block layer: /dev/%s, scheduler %s' % (
+                e['block_layer'].get('loop'),
+                e['block_layer'].get('scheduler')))
         if 'error' in e:
             print('  error: %s' % e['error'])
         for vm, g in e['guests'].items():

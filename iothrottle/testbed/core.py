@@ -12,6 +12,7 @@ import threading
 import time
 import uuid as uuidlib
 
+from iothrottle.testbed import blocklayer as blocklayer_mod
 from iothrottle.testbed import domains
 from iothrottle.testbed import host
 from iothrottle.testbed import images as images_mod
@@ -43,6 +44,10 @@ class GuestSpec:
     # Owner uuids in Nova's metadata; derived from the names by default.
     user_id: str = None
     project_id: str = None
+    # Where the guest's disk starts in the store (block-layer testbeds
+    # only, where all guests share one device): None puts it right after
+    # the previous guest's.
+    disk_offset_mb: int = None
 
     def __post_init__(self):
         if not _NAME_RE.match(self.name):
@@ -149,14 +154,29 @@ class Testbed(object):
     Domains are named ``<prefix><guest name>``; two testbeds running at
     once need different prefixes (a second one with a live prefix is
     refused; one left by a killed process is cleaned up first).
+
+    ``block_layer='bfq'`` (or any of
+    :data:`~iothrottle.testbed.blocklayer.SCHEDULERS`) puts the store
+    under a host block device with that I/O scheduler and gives the
+    guests partitions of it (see :mod:`iothrottle.testbed.blocklayer`);
+    ``None`` (the default) is the plain NBD testbed.  ``seekdisk={...}``
+    serves the seek disk (:class:`~iothrottle.testbed.store.SeekDiskStore`
+    with these plugin parameters) instead of the FIFO store; it needs the
+    block layer.
     """
 
     def __init__(self, spec, delay_ms=4.0, prefix='itb-',
                  cache_dir=images_mod.DEFAULT_CACHE_DIR,
                  state_root=DEFAULT_STATE_ROOT, boot_timeout=180.0,
-                 detach=False, install=True):
+                 detach=False, install=True, block_layer=None,
+                 seekdisk=None):
         if not _PREFIX_RE.match(prefix):
             raise ValueError('bad prefix %r' % (prefix,))
+        if block_layer is not None:
+            blocklayer_mod.check_scheduler(block_layer)
+        if seekdisk is not None and block_layer is None:
+            raise ValueError('the seek disk store needs a block layer '
+                             '(block_layer=SCHED)')
         names = [g.name for g in spec]
         if len(set(names)) != len(names) or not names:
             raise ValueError('guest names must be unique and non-empty')
@@ -172,7 +192,15 @@ class Testbed(object):
         self.uri = None
         self.conn = None
         self.images = None
-        self.store = store_mod.NbdStore(self.workdir, delay_ms, detach=detach)
+        if seekdisk is not None:
+            self.store = store_mod.SeekDiskStore(self.workdir, seekdisk,
+                                                 detach=detach)
+        else:
+            self.store = store_mod.NbdStore(self.workdir, delay_ms,
+                                            detach=detach)
+        self.block_layer = block_layer
+        self.seekdisk = seekdisk
+        self.blocklayer = None      # a BlockLayer once started
         self.boot_seconds = {}      # guest -> domain start to READY
         self.start_seconds = {}     # guest -> virDomainCreate duration
         self._guests = collections.OrderedDict()   # name -> dict
@@ -190,6 +218,18 @@ class Testbed(object):
 
     def instance_uuid(self, vm):
         return self._guest(vm)['uuid']
+
+    @property
+    def domain_key(self):
+        """The storage domain key the compute agent sees for the guests'
+        disks: the loop device under a block layer, else the socket."""
+        if self.blocklayer is not None:
+            return self.blocklayer.domain_key
+        return self.store.domain_key
+
+    def disk_path(self, vm):
+        """The host block device of ``vm``'s disk (block layer only)."""
+        return self._guest(vm).get('disk_dev')
 
     def domain(self, vm):
         """The libvirt virDomain of guest ``vm``."""
@@ -344,6 +384,14 @@ class Testbed(object):
         self.conn = libvirt.open(self.uri)
         self._claim_workdir()
         self._started = True
+        slices = None
+        if self.block_layer is not None:
+            slices = blocklayer_mod.layout([
+                (g.name, int(g.disk_mb) << 20,
+                 None if g.disk_offset_mb is None
+                 else int(g.disk_offset_mb) << 20) for g in self.spec])
+            export = self.store.create_domain_image(
+                blocklayer_mod.store_size(slices))
         for g in self.spec:
             self._guests[g.name] = {
                 'domain': '%s%s' % (self.prefix, g.name),
@@ -351,17 +399,32 @@ class Testbed(object):
                 'console': os.path.join(self.workdir, '%s.console' % g.name),
                 'console_log': os.path.join(self.workdir,
                                             '%s.console.log' % g.name),
-                'export': self.store.create_disk(g.name, g.disk_mb),
+                'export': (export if slices is not None
+                           else self.store.create_disk(g.name, g.disk_mb)),
             }
         self._save_state()
         self.store.start()
         self._save_state()
+        if slices is not None:
+            self.blocklayer = blocklayer_mod.BlockLayer(
+                self.workdir, self.block_layer, self.store.nbd_uri(export),
+                readonly=self.store.readonly)
+            self.blocklayer.start(slices, on_step=self._save_state)
+            for piece in slices:
+                info = self._guests[piece.name]
+                info['disk_dev'] = self.blocklayer.partitions[piece.name]
+                info['disk_offset_bytes'] = piece.offset_bytes
+            self._save_state()
         for g in self.spec:
             info = self._guests[g.name]
+            disk = None
+            if self.blocklayer is not None:
+                disk = domains.block_disk_xml(info['disk_dev'],
+                                              readonly=self.store.readonly)
             xml = domains.domain_xml(
                 info['domain'], info['uuid'], g, self.images, self.store,
                 info['export'], info['console'], info['console_log'],
-                self.prefix)
+                self.prefix, disk=disk)
             self.conn.defineXML(xml)
         t_start = {}
         for g in self.spec:
@@ -433,6 +496,9 @@ class Testbed(object):
                 list(ex.map(stop_loads, list(self._consoles.items())))
         self._consoles.clear()
         errors = _teardown(self.conn, self.prefix, self.workdir, self.store)
+        if self.blocklayer is not None:
+            errors.extend(self.blocklayer.stop())   # reaps our nbdfuse
+            self.blocklayer = None
         try:
             if self.conn is not None:
                 self.conn.close()
@@ -460,6 +526,7 @@ class Testbed(object):
                 raise TestbedError('testbed %r is in use by pid %s' % (
                     self.prefix, state.get('owner_pid')))
         if state is not None or os.path.exists(self.workdir) or \
+                blocklayer_mod.find_loops(self.workdir) or \
                 _prefixed_domains(self.conn, self.prefix):
             LOG.warning('cleaning up a stale testbed %r', self.prefix)
             _teardown(self.conn, self.prefix, self.workdir, None)
@@ -477,6 +544,9 @@ class Testbed(object):
             'owner_pid': pid, 'owner_start': _proc_start_time(pid),
             'detached': self.detach, 'delay_ms': self.delay_ms,
             'nbdkit_pid': self.store.pid, 'nbd_socket': self.store.socket,
+            'seekdisk': self.seekdisk,
+            'block_layer': (self.blocklayer.state() if self.blocklayer
+                            else None),
             'images': self.images._asdict() if self.images else None,
             'guests': self._guests,
         }
@@ -497,8 +567,17 @@ class Testbed(object):
             raise TestbedError('no testbed %r under %s' % (prefix,
                                                            state_root))
         spec = [GuestSpec(name=n) for n in state['guests']]
+        bl = state.get('block_layer')
         tb = cls(spec, delay_ms=state['delay_ms'], prefix=prefix,
-                 state_root=state_root, detach=True)
+                 state_root=state_root, detach=True,
+                 block_layer=bl['scheduler'] if bl else None,
+                 seekdisk=state.get('seekdisk'))
+        if bl:
+            tb.blocklayer = blocklayer_mod.BlockLayer(tb.workdir,
+                                                      bl['scheduler'])
+            tb.blocklayer.loop = bl.get('loop')
+            tb.blocklayer.nbdfuse_pid = bl.get('nbdfuse_pid')
+            tb.blocklayer.partitions = dict(bl.get('partitions') or {})
         tb.uri = state['uri']
         tb._guests = collections.OrderedDict(state['guests'])
         tb.store.pid = state.get('nbdkit_pid')
@@ -519,7 +598,9 @@ class Testbed(object):
                       force=False):
         """Remove what a testbed ``prefix`` left behind (killed run, or a
         detached one): its domains (those carrying its testbed metadata),
-        its nbdkit and its files. Refuses a testbed whose owner process is
+        its block layer (loop device, FUSE mount, nbdfuse: found by the
+        testbed's directory, with or without a state file), its nbdkit
+        and its files. Refuses a testbed whose owner process is
         alive unless ``force``. Returns the names of the removed domains.
         """
         state = read_state(state_root, prefix)
@@ -590,8 +671,9 @@ def _prefixed_domains(conn, prefix):
 
 
 def _teardown(conn, prefix, workdir, store):
-    """Destroy + undefine the testbed's domains, stop its nbdkit, remove
-    its files. Returns a list of error strings (never raises)."""
+    """Destroy + undefine the testbed's domains, remove its block layer,
+    stop its nbdkit, remove its files. Returns a list of error strings
+    (never raises)."""
     libvirt = _libvirt()
     errors = []
     doms = []
@@ -624,6 +706,11 @@ def _teardown(conn, prefix, workdir, store):
         with concurrent.futures.ThreadPoolExecutor(len(doms)) as ex:
             for errs in ex.map(remove, doms):
                 errors.extend(errs)
+    # The block layer sits between the domains and nbdkit: the loop
+    # device holds the FUSE file open, nbdfuse holds an NBD connection.
+    t0 = time.monotonic()
+    errors.extend(blocklayer_mod.cleanup(workdir))
+    LOG.debug('removed the block layer in %.2f s', time.monotonic() - t0)
     if store is None:
         store = store_mod.NbdStore(workdir)
         state = read_state(os.path.dirname(workdir),
@@ -636,6 +723,12 @@ def _teardown(conn, prefix, workdir, store):
         LOG.debug('stopped the store in %.2f s', time.monotonic() - t0)
     except Exception as exc:
         errors.append('stop nbdkit: %s' % exc)
+    mounts = blocklayer_mod.find_mounts(workdir)
+    if mounts:
+        # Never let rmtree walk into a mounted file system.
+        errors.append('not removing %s: still mounted: %s'
+                      % (workdir, ', '.join(mounts)))
+        return errors
     try:
         shutil.rmtree(workdir)
     except FileNotFoundError:

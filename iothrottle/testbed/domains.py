@@ -32,9 +32,35 @@ def _a(value):
     return saxutils.quoteattr(str(value))
 
 
+def nbd_disk_xml(socket_path, export):
+    """The guest disk over NBD straight to the store (no host block
+    layer: no host I/O scheduler sees its requests)."""
+    return """    <disk type='network' device='disk'>
+      <driver name='qemu' type='raw' cache='none'/>
+      <source protocol='nbd' name={export}>
+        <host transport='unix' socket={socket}/>
+      </source>
+      <target dev='vda' bus='virtio'/>
+    </disk>
+""".format(export=_a(export), socket=_a(socket_path))
+
+
+def block_disk_xml(dev, readonly=False):
+    """The guest disk on a host block device (the block-layer testbed):
+    ``cache='none' io='native'``, as seed 002 recommends, so QEMU submits
+    O_DIRECT AIO and the host's scheduler sees each guest request."""
+    return """    <disk type='block' device='disk'>
+      <driver name='qemu' type='raw' cache='none' io='native'/>
+      <source dev={dev}/>
+      <target dev='vda' bus='virtio'/>{readonly}
+    </disk>
+""".format(dev=_a(dev), readonly='\n      <readonly/>' if readonly else '')
+
+
 def domain_xml(name, uuid, spec, images, store, export, console_path,
                console_log, prefix, creation_time=None,
-               machine='pc', emulator='/usr/bin/qemu-system-x86_64'):
+               machine='pc', emulator='/usr/bin/qemu-system-x86_64',
+               disk=None):
     """Domain XML for one guest (a TCG ``qemu`` domain).
 
     Like a Nova instance of an image with ``hw_qemu_guest_agent=yes``, it
@@ -42,7 +68,11 @@ def domain_xml(name, uuid, spec, images, store, export, console_path,
     picks the socket path).  ``<memory>`` is the flavor memory, the
     balloon's ceiling; ``<currentMemory>`` (``spec.current_memory_mb``)
     may start lower, as an overcommitted host would have it.
+    ``disk`` is the ``<disk>`` element (:func:`block_disk_xml`); by
+    default the NBD export ``export`` of ``store``.
     """
+    if disk is None:
+        disk = nbd_disk_xml(store.socket, export)
     if creation_time is None:
         creation_time = time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())
     return '''<domain type='qemu'>
@@ -83,14 +113,7 @@ def domain_xml(name, uuid, spec, images, store, export, console_path,
   <on_crash>destroy</on_crash>
   <devices>
     <emulator>{emulator}</emulator>
-    <disk type='network' device='disk'>
-      <driver name='qemu' type='raw' cache='none'/>
-      <source protocol='nbd' name={export}>
-        <host transport='unix' socket={nbd_socket}/>
-      </source>
-      <target dev='vda' bus='virtio'/>
-    </disk>
-    <serial type='unix'>
+{disk}    <serial type='unix'>
       <source mode='bind' path={console}/>
       <log file={console_log} append='off'/>
       <target port='0'/>
@@ -114,8 +137,7 @@ def domain_xml(name, uuid, spec, images, store, export, console_path,
         project_id=_a(spec.project_id), project=_e(spec.project),
         prefix=_a(prefix), machine=machine, kernel=_e(images.kernel),
         initrd=_e(images.initrd), cmdline=_e(KERNEL_CMDLINE),
-        emulator=_e(emulator), export=_a(export),
-        nbd_socket=_a(store.socket), console=_a(console_path),
+        emulator=_e(emulator), disk=disk, console=_a(console_path),
         console_log=_a(console_log))
 
 

@@ -39,6 +39,8 @@ LIBVIRTD = '/usr/sbin/libvirtd'
 PACKAGES = (
     'libvirt-daemon-system', 'libvirt-daemon-driver-qemu',
     'qemu-system-x86', 'qemu-utils', 'nbdkit', 'busybox-static', 'kmod',
+    # nbdfuse and fusermount3: the block-layer testbed (blocklayer.py).
+    'libnbd-bin', 'fuse3',
     'gcc', 'libc6-dev',
 )
 

@@ -26,6 +26,9 @@ LOG = logging.getLogger(__name__)
 NBDKIT = '/usr/bin/nbdkit'
 PLUGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       'store_plugin.py')
+SEEKDISK_PLUGIN = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    'seekmodel', 'seekdisk_plugin.py')
 
 
 class StoreError(RuntimeError):
@@ -105,6 +108,23 @@ class NbdStore(object):
         self.logfile = os.path.join(workdir, 'nbdkit.log')
         self.pid = None
         self._proc = None
+
+    #: Whether guests may write (the seek disk is read-only).
+    readonly = False
+
+    def nbd_uri(self, export):
+        """The NBD URI of ``export`` (for nbdfuse)."""
+        return 'nbd+unix:///%s?socket=%s' % (export, self.socket)
+
+    def create_domain_image(self, size_bytes, name='domain'):
+        """Create (sparse) ONE image holding every guest's disk at its
+        offset, for the block layer (one block device per storage domain:
+        see :mod:`iothrottle.testbed.blocklayer`); return its export."""
+        os.makedirs(self.image_dir, exist_ok=True)
+        export = self.export_name(name)
+        with open(os.path.join(self.image_dir, export), 'wb') as f:
+            f.truncate(int(size_bytes))
+        return export
 
     @property
     def max_iops(self):
@@ -214,3 +234,50 @@ class NbdStore(object):
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+
+
+class SeekDiskStore(NbdStore):
+    """nbdkit serving the seek disk (``seekdisk_plugin.py``) instead.
+
+    A read-only disk of ``size`` (160 GiB by default) whose requests take
+    a seek time that grows with the distance from the previous one (see
+    :mod:`iothrottle.seekmodel.seekdisk_plugin`): where consolidated
+    guests' disks lie on it, and in which order the host serves them,
+    decide its throughput, as on seed 001's and seed 003's disks.  One
+    export; guests get slices of it through the block layer only.
+
+    :param params: plugin parameters (``{'time_scale': 0.5}``); its own
+        anticipation (``idle_ms``) is left at 0 unless given: the host
+        I/O scheduler is the one under test.
+    """
+
+    readonly = True
+
+    def __init__(self, workdir, params=None, detach=False):
+        super().__init__(workdir, delay_ms=0.0, detach=detach)
+        self.params = dict(params or {})
+        from iothrottle.seekmodel import seekdisk_plugin
+        self.size_bytes = seekdisk_plugin.parse_size(
+            str(self.params.get('size', seekdisk_plugin.PARAMS['size'])))
+
+    @property
+    def max_iops(self):
+        return None
+
+    def create_disk(self, name, size_mb):
+        raise StoreError('the seek disk has one export: its guests need '
+                         'the block layer')
+
+    def create_domain_image(self, size_bytes, name='domain'):
+        if size_bytes > self.size_bytes:
+            raise StoreError('guests need %d bytes, the seek disk has %d'
+                             % (size_bytes, self.size_bytes))
+        return ''
+
+    def command(self):
+        cmd = [NBDKIT, '-U', self.socket, '-P', self.pidfile, '--readonly']
+        if not self.detach:
+            cmd += ['-f', '--exit-with-parent']
+        cmd += ['python', SEEKDISK_PLUGIN]
+        cmd += ['%s=%s' % item for item in sorted(self.params.items())]
+        return cmd

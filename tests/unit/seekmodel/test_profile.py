@@ -40,7 +40,8 @@ class TestSamples(testtools.TestCase):
     def test_wd1600js(self):
         p = profile.load(os.path.join(SAMPLES, 'wd1600js.json'))
         self.assertEqual(model.HDD, p.kind)
-        self.assertEqual({'bfq': 0.99}, p.alphas())
+        self.assertEqual({'bfq': 0.99, 'kyber': 0.0, 'mq-deadline': 0.0,
+                          'none': 0.0}, p.alphas())
         self.assertEqual(0.453e6, p.distance_curve.bandwidth_bytes_sec(1e9))
         streams = (model.Stream(2e9), model.Stream(2e9, offset_bytes=2e10))
         self.assertAlmostEqual(
