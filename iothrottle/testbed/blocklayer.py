@@ -55,6 +55,8 @@ import stat
 import subprocess
 import time
 
+from iothrottle.testbed import store as store_mod
+
 LOG = logging.getLogger(__name__)
 
 SCHEDULERS = ('none', 'mq-deadline', 'kyber', 'bfq')
@@ -220,14 +222,6 @@ def _run(cmd, check=True, timeout=60):
     return proc
 
 
-def _alive(pid):
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().rsplit(')', 1)[1].split()[0] not in ('Z', 'X')
-    except (OSError, IndexError):
-        return False
-
-
 def cleanup(directory, timeout=10.0):
     """Remove every loop device, FUSE mount and nbdfuse of ``directory``.
 
@@ -262,17 +256,17 @@ def cleanup(directory, timeout=10.0):
     deadline = time.monotonic() + timeout
     for pid in find_nbdfuse(directory):
         # Unmounting ends nbdfuse; a hung one gets SIGTERM, then SIGKILL.
-        while _alive(pid) and time.monotonic() < deadline:
+        while store_mod.alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            if not _alive(pid):
+            if not store_mod.alive(pid):
                 break
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 break
             stop = time.monotonic() + 2.0
-            while _alive(pid) and time.monotonic() < stop:
+            while store_mod.alive(pid) and time.monotonic() < stop:
                 time.sleep(0.05)
         _reap(pid)
     return errors

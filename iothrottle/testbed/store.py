@@ -43,7 +43,7 @@ def _cmdline(pid):
         return None
 
 
-def _alive(pid):
+def alive(pid):
     """Whether ``pid`` runs (a zombie does not)."""
     try:
         with open('/proc/%d/stat' % pid) as f:
@@ -76,9 +76,9 @@ def stop_pid(pid, socket_path, timeout=10.0):
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    if _alive(pid):
+    if alive(pid):
         os.kill(pid, signal.SIGKILL)
     return True
 
@@ -209,7 +209,7 @@ class NbdStore(object):
             return ''
 
     def running(self):
-        return bool(self.pid) and _alive(self.pid) and \
+        return bool(self.pid) and alive(self.pid) and \
             bool(find_nbdkit(self.socket))
 
     def stop(self):
