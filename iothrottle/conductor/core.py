@@ -211,6 +211,7 @@ class Core:
         self.guarantees = guarantees
         self.instances = instances
         self._placements = {}   # disk_id -> Placement, this round
+        self._round_guarantees = {}     # flavor -> guarantee, this round
         self._warnings = WarnEvery(WARN_EVERY_S)   # key (host, uuid)
         self.capacities = capacities
         self.domain_map = domain_map or DomainMap()
@@ -303,10 +304,16 @@ class Core:
             pending = self.take()
         self._forget(now_s)
         errors = []
-        owners, caps, resolved = {}, {}, {}
+        owners, caps = {}, {}
         self._placements = {}
-        by_domain_samples = collections.defaultdict(list)
+        # Guarantees by flavor, looked up once a round (see _resolve).
+        self._round_guarantees = {}
+        # domain -> [(sample, guarantee, cap)]: what domain.decide takes,
+        # built as the samples are admitted (one pass over 10k disks).
+        by_domain_disks = collections.defaultdict(list)
         floors, lifted = collections.defaultdict(dict), []
+        owns = self.owns
+        no_guarantee = model.NO_GUARANTEE
         for host in sorted(pending):
             report = pending[host][0]
             for sample in report.samples:
@@ -319,35 +326,35 @@ class Core:
                     continue
                 if domain is None:
                     continue
-                if self.owns is None or self.owns(domain):
+                guarantee = self._resolve(sample, errors)
+                if owns is None or owns(domain):
                     # A new sample (validated again) only when an alias
                     # renames the key: at 10k disks the copies cost a
                     # third of a round.
-                    by_domain_samples[domain].append(
+                    by_domain_disks[domain].append((
                         sample if domain == sample.storage_domain else
-                        dataclasses.replace(sample, storage_domain=domain))
-                guarantee = resolved[sample.disk_id] = self._resolve(
-                    sample, errors)
+                        dataclasses.replace(sample, storage_domain=domain),
+                        guarantee or no_guarantee, caps[sample.disk_id]))
                 if guarantee is not None:
                     floors[host][sample.instance_uuid] = \
                         guarantee.min_memory_mb
-                if self._lifted(report, sample.disk_id):
+                if self._casts and self._lifted(report, sample.disk_id):
                     lifted.append(sample.disk_id)
         self.owners = owners
         by_host = collections.defaultdict(list)
         by_domain, peaks, loads = {}, {}, {}
-        for domain in sorted(by_domain_samples):
-            samples = by_domain_samples[domain]
-            peak = self.capacities.observe(
-                domain, sum(s.iops for s in samples),
-                sum(s.bytes_sec for s in samples))
+        for domain in sorted(by_domain_disks):
+            disks = by_domain_disks[domain]
+            iops = sum(s.iops for s, _, _ in disks)
+            bytes_sec = sum(s.bytes_sec for s, _, _ in disks)
+            peak = self.capacities.observe(domain, iops, bytes_sec)
             if peak is not None:
                 peaks[domain] = peak
-            result = self._decide_domain(domain, samples, caps,
-                                         resolved, now_s, errors)
+            result = self._decide_domain(domain, disks, now_s, errors)
             if result.decided:
                 by_domain[domain] = [d for d, _ in result.decided]
-            loads[domain] = self._load(domain, samples, caps, result)
+            loads[domain] = self._load(domain, disks, iops, bytes_sec,
+                                       result)
             for decision, guarantee in result.decided:
                 by_host[owners[decision.disk_id]].append(
                     (decision, guarantee))
@@ -374,8 +381,10 @@ class Core:
         """Whether ``report`` says the cap last cast on ``disk_id`` is
         not in force (forgetting the cast if so)."""
         cast = self._casts.get(disk_id)
+        if cast is None:
+            return False
         cap = report.caps.get(disk_id)
-        if cast is None or (cap is not None and cap.limits) \
+        if (cap is not None and cap.limits) \
                 or not report.agent_id:
             return False
         agent_id, issued_at, _ = cast
@@ -424,10 +433,7 @@ class Core:
         caps[sample.disk_id] = report.caps.get(sample.disk_id)
         return domain
 
-    def _decide_domain(self, domain, samples, caps, resolved, now_s,
-                       errors):
-        disks = [(sample, resolved.get(sample.disk_id) or model.NO_GUARANTEE,
-                  caps.get(sample.disk_id)) for sample in samples]
+    def _decide_domain(self, domain, disks, now_s, errors):
         result = domain_mod.decide(
             self.policy, self._states.get(domain), domain,
             self.capacities.capacity_of, disks, now_s)
@@ -436,17 +442,16 @@ class Core:
         errors.extend(result.errors)
         return result
 
-    def _load(self, domain, samples, caps, result):
-        """The DomainLoad of ``domain`` this round: its totals, its load
-        and saturation as the policy judged them (``result``, a
-        DomainResult), or else against the capacity the policy was given,
-        measured and bordered as the policy does (:meth:`Policy.load`,
-        :meth:`Policy.saturation_border`: without a border, saturated
-        means at full capacity), and its disks under a cap once the
-        round's decisions are applied (a disk not decided on keeps the
-        cap its agent holds)."""
-        iops = sum(s.iops for s in samples)
-        bytes_sec = sum(s.bytes_sec for s in samples)
+    def _load(self, domain, disks, iops, bytes_sec, result):
+        """The DomainLoad of ``domain`` this round: its totals (``iops``,
+        ``bytes_sec``), its load and saturation as the policy judged them
+        (``result``, a DomainResult), or else against the capacity the
+        policy was given, measured and bordered as the policy does
+        (:meth:`Policy.load`, :meth:`Policy.saturation_border`: without a
+        border, saturated means at full capacity), and its disks
+        (``(sample, guarantee, cap)``) under a cap once the round's
+        decisions are applied (a disk not decided on keeps the cap its
+        agent holds)."""
         load = result.load
         if load is None:
             load = self.policy.load(self.capacities.capacity_of(domain),
@@ -455,9 +460,8 @@ class Core:
         if saturated is None:
             border = self.policy.saturation_border()
             saturated = load >= (1.0 if border is None else border)
-        capped = {sample.disk_id for sample in samples
-                  if caps.get(sample.disk_id) is not None
-                  and caps[sample.disk_id].limits}
+        capped = {sample.disk_id for sample, _, cap in disks
+                  if cap is not None and cap.limits}
         for decision, _ in result.decided:
             if decision.action == model.CAP and decision.cap is not None \
                     and decision.cap.limits:
@@ -466,7 +470,7 @@ class Core:
                 capped.discard(decision.disk_id)
         return model.DomainLoad(
             iops=iops, bytes_sec=bytes_sec, load=load, saturated=saturated,
-            disks=len(samples), caps=len(capped), capacity=result.capacity)
+            disks=len(disks), caps=len(capped), capacity=result.capacity)
 
     def _accepted(self, host, sample, now_s, errors):
         """Whether Nova places ``sample``'s instance on ``host`` (always
@@ -492,10 +496,20 @@ class Core:
         if self.instances is not None:
             placement = self._placements.get(sample.disk_id)
             return placement.guarantee if placement else None
-        try:
-            if self.guarantees.covers(sample.flavor):
-                return self.guarantees.guarantee_for(sample.flavor)
-        except Exception as exc:
+        # A flavor is looked up once a round, not once per disk (a
+        # resolver's lookup reads its clock twice): every disk of a
+        # flavor gets the same answer within a round, a failure included.
+        flavor = sample.flavor
+        known = self._round_guarantees.get(flavor, self)
+        if known is self:
+            try:
+                known = (self.guarantees.guarantee_for(flavor)
+                         if self.guarantees.covers(flavor) else None)
+            except Exception as exc:
+                known = exc
+            self._round_guarantees[flavor] = known
+        if isinstance(known, Exception):
             errors.append('guarantee of %s (flavor %r): %s'
-                          % (sample.instance_uuid, sample.flavor, exc))
-        return None
+                          % (sample.instance_uuid, flavor, known))
+            return None
+        return known
