@@ -304,29 +304,43 @@ class Core:
             pending = self.take()
         self._forget(now_s)
         errors = []
-        owners, caps = {}, {}
+        owners = {}
         self._placements = {}
         # Guarantees by flavor, looked up once a round (see _resolve).
         self._round_guarantees = {}
         # domain -> [(sample, guarantee, cap)]: what domain.decide takes,
-        # built as the samples are admitted (one pass over 10k disks).
+        # built as the samples are admitted, in one pass over the disks
+        # (at 10k disks each pass, call and lookup per disk here costs
+        # about a millisecond a round).
         by_domain_disks = collections.defaultdict(list)
-        floors, lifted = collections.defaultdict(dict), []
+        floors, lifted = {}, []
         owns = self.owns
+        domain_of = self.domain_map.domain_of
+        resolve = self._resolve
         no_guarantee = model.NO_GUARANTEE
         for host in sorted(pending):
             report = pending[host][0]
+            report_caps = report.caps
+            host_floors = {}
             for sample in report.samples:
+                disk_id = sample.disk_id
+                # Admission: the domain it joins, Nova's placement (with
+                # a directory), one host per disk.
                 try:
-                    domain = self._admit(host, report, sample, owners,
-                                         caps, now_s, errors)
+                    domain = domain_of(sample.storage_domain)
+                    if self.instances is not None and \
+                            not self._accepted(host, sample, now_s, errors):
+                        continue
                 except Exception as exc:   # one sample, never the round
                     errors.append('%s: sample of %s ignored: %s'
-                                  % (host, sample.disk_id, exc))
+                                  % (host, disk_id, exc))
                     continue
-                if domain is None:
+                if disk_id in owners:
+                    errors.append('%s reported by %s and %s; %s ignored'
+                                  % (disk_id, owners[disk_id], host, host))
                     continue
-                guarantee = self._resolve(sample, errors)
+                owners[disk_id] = host
+                guarantee = resolve(sample, errors)
                 if owns is None or owns(domain):
                     # A new sample (validated again) only when an alias
                     # renames the key: at 10k disks the copies cost a
@@ -334,12 +348,14 @@ class Core:
                     by_domain_disks[domain].append((
                         sample if domain == sample.storage_domain else
                         dataclasses.replace(sample, storage_domain=domain),
-                        guarantee or no_guarantee, caps[sample.disk_id]))
+                        guarantee or no_guarantee, report_caps.get(disk_id)))
                 if guarantee is not None:
-                    floors[host][sample.instance_uuid] = \
+                    host_floors[sample.instance_uuid] = \
                         guarantee.min_memory_mb
-                if self._casts and self._lifted(report, sample.disk_id):
-                    lifted.append(sample.disk_id)
+                if self._casts and self._lifted(report, disk_id):
+                    lifted.append(disk_id)
+            if host_floors:
+                floors[host] = host_floors
         self.owners = owners
         by_host = collections.defaultdict(list)
         by_domain, peaks, loads = {}, {}, {}
@@ -361,7 +377,7 @@ class Core:
         return Round(now_s=now_s, hosts=tuple(sorted(pending)),
                      by_host=dict(by_host), by_domain=by_domain,
                      peaks=peaks, errors=tuple(errors), loads=loads,
-                     floors=dict(floors), lifted=tuple(lifted),
+                     floors=floors, lifted=tuple(lifted),
                      agents={host: pending[host][0].agent_id
                              for host in pending})
 
@@ -417,21 +433,6 @@ class Core:
         for domain in domains:
             self._states.pop(domain, None)
             self._decided_at.pop(domain, None)
-
-    def _admit(self, host, report, sample, owners, caps, now_s, errors):
-        """The domain ``sample`` of ``host`` joins this round (recording
-        its owner and cap), or None when it is not accepted."""
-        domain = self.domain_map.domain_of(sample.storage_domain)
-        if not self._accepted(host, sample, now_s, errors):
-            return None
-        if sample.disk_id in owners:
-            errors.append('%s reported by %s and %s; %s ignored'
-                          % (sample.disk_id, owners[sample.disk_id],
-                             host, host))
-            return None
-        owners[sample.disk_id] = host
-        caps[sample.disk_id] = report.caps.get(sample.disk_id)
-        return domain
 
     def _decide_domain(self, domain, disks, now_s, errors):
         result = domain_mod.decide(

@@ -37,13 +37,10 @@ def decide(policy, state, storage_domain, capacity_of, disks, now_s):
     no cap); ``state`` None starts the policy afresh and
     ``capacity_of(storage_domain)`` gives the domain's Capacity.  A policy
     that raises costs this domain its interval, nothing else."""
-    guarantees, inputs = {}, []
-    for sample, guarantee, cap in disks:
-        if cap is not None and not cap.limits:
-            cap = None
-        guarantees[sample.disk_id] = guarantee
-        inputs.append(model.DiskInput(sample=sample, guarantee=guarantee,
-                                      cap=cap))
+    disk_input = model.DiskInput
+    inputs = [disk_input(sample, guarantee,
+                         cap if cap is None or cap.limits else None)
+              for sample, guarantee, cap in disks]
     try:
         view = model.DomainView(
             storage_domain=storage_domain,
@@ -57,6 +54,10 @@ def decide(policy, state, storage_domain, capacity_of, disks, now_s):
             storage_domain, exc)
         return DomainResult((), state, (message,))
     decided, errors = [], []
+    # Most domains get no decision: the lookup is built only for those
+    # that do.
+    guarantees = ({d.disk_id: d.guarantee for d in inputs}
+                  if outcome.decisions else {})
     for decision in outcome.decisions:
         if decision.disk_id not in guarantees:
             errors.append('policy decided on %s, not a disk of storage '
