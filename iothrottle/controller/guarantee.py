@@ -613,8 +613,9 @@ class GuaranteePolicy(policy.Policy):
                             and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
                             t.border_fraction)
-        view = dataclasses.replace(view, capacity=learned_capacity(
-            view.capacity, scale))
+        learned = learned_capacity(view.capacity, scale)
+        if learned is not view.capacity:    # (a copy costs 1 us a domain)
+            view = dataclasses.replace(view, capacity=learned)
         marks = demand_marks(state.served, state.demand_bound, view.disks)
         marked = {disk_id for disk_id, _ in marks}
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
