@@ -315,8 +315,8 @@ class Core:
         by_domain_disks = collections.defaultdict(list)
         floors, lifted = {}, []
         owns = self.owns
-        domain_of = self.domain_map.domain_of
-        resolve = self._resolve
+        aliases = self.domain_map.aliases
+        known = self._round_guarantees
         no_guarantee = model.NO_GUARANTEE
         for host in sorted(pending):
             report = pending[host][0]
@@ -327,7 +327,9 @@ class Core:
                 # Admission: the domain it joins, Nova's placement (with
                 # a directory), one host per disk.
                 try:
-                    domain = domain_of(sample.storage_domain)
+                    domain = sample.storage_domain
+                    if aliases:
+                        domain = self.domain_map.domain_of(domain)
                     if self.instances is not None and \
                             not self._accepted(host, sample, now_s, errors):
                         continue
@@ -340,7 +342,9 @@ class Core:
                                   % (disk_id, owners[disk_id], host, host))
                     continue
                 owners[disk_id] = host
-                guarantee = resolve(sample, errors)
+                guarantee = known.get(sample.flavor, known)
+                if guarantee is known or self.instances is not None:
+                    guarantee = self._resolve(sample, errors)
                 if owns is None or owns(domain):
                     # A new sample (validated again) only when an alias
                     # renames the key: at 10k disks the copies cost a
@@ -499,18 +503,18 @@ class Core:
             return placement.guarantee if placement else None
         # A flavor is looked up once a round, not once per disk (a
         # resolver's lookup reads its clock twice): every disk of a
-        # flavor gets the same answer within a round, a failure included.
+        # flavor gets the same answer within a round.  Only an answer
+        # is kept (decide reads it); a failure is retried, and logged,
+        # for every disk.
         flavor = sample.flavor
-        known = self._round_guarantees.get(flavor, self)
-        if known is self:
-            try:
-                known = (self.guarantees.guarantee_for(flavor)
-                         if self.guarantees.covers(flavor) else None)
-            except Exception as exc:
-                known = exc
-            self._round_guarantees[flavor] = known
-        if isinstance(known, Exception):
+        try:
+            if self.guarantees.covers(flavor):
+                known = self.guarantees.guarantee_for(flavor)
+            else:
+                known = None
+        except Exception as exc:
             errors.append('guarantee of %s (flavor %r): %s'
-                          % (sample.instance_uuid, flavor, known))
+                          % (sample.instance_uuid, flavor, exc))
             return None
+        self._round_guarantees[flavor] = known
         return known
