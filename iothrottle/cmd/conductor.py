@@ -12,6 +12,7 @@ command with one line on stderr and a non-zero exit code.  Native
 threads only: no eventlet.
 """
 
+import gc
 import signal
 import socket
 import sys
@@ -191,6 +192,12 @@ def main(argv=None):
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda *_args: stop.set())
+    # What is built by now lives as long as the process (libraries,
+    # configuration, the RPC server: ~100k objects): frozen out of the
+    # collector, a full collection no longer rescans it.  One that fell
+    # inside a round at 10k instances made the round 60 ms longer.
+    gc.collect()
+    gc.freeze()
     cinder_volumes.start()
     try:
         serve(conductor, server, stop)

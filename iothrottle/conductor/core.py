@@ -145,8 +145,10 @@ class Capacities:
     def observe(self, domain, iops, bytes_sec):
         """Record one interval's total; returns the new peak if it grew
         (to persist), else None."""
-        recent = self._recent.setdefault(
-            domain, collections.deque(maxlen=PEAK_HELD_INTERVALS))
+        recent = self._recent.get(domain)
+        if recent is None:
+            recent = self._recent[domain] = collections.deque(
+                maxlen=PEAK_HELD_INTERVALS)
         recent.append((iops, bytes_sec))
         if len(recent) < PEAK_HELD_INTERVALS:
             return None
