@@ -310,11 +310,12 @@ class Core:
         self._placements = {}
         # Guarantees by flavor, looked up once a round (see _resolve).
         self._round_guarantees = {}
-        # domain -> [(sample, guarantee, cap)]: what domain.decide takes,
-        # built as the samples are admitted, in one pass over the disks
-        # (at 10k disks each pass, call and lookup per disk here costs
-        # about a millisecond a round).
+        # domain -> [DiskInput]: what the policy takes, built as the
+        # samples are admitted, in one pass over the disks (at 10k disks
+        # each pass, call and lookup per disk here costs about a
+        # millisecond a round).
         by_domain_disks = collections.defaultdict(list)
+        disk_input = domain_mod.disk_input
         floors, lifted = {}, []
         owns = self.owns
         aliases = self.domain_map.aliases
@@ -351,7 +352,7 @@ class Core:
                     # A new sample (validated again) only when an alias
                     # renames the key: at 10k disks the copies cost a
                     # third of a round.
-                    by_domain_disks[domain].append((
+                    by_domain_disks[domain].append(disk_input(
                         sample if domain == sample.storage_domain else
                         dataclasses.replace(sample, storage_domain=domain),
                         guarantee or no_guarantee, report_caps.get(disk_id)))
@@ -366,9 +367,9 @@ class Core:
         by_host = collections.defaultdict(list)
         by_domain, peaks, loads = {}, {}, {}
         for domain in sorted(by_domain_disks):
-            disks = by_domain_disks[domain]
-            iops = sum(s.iops for s, _, _ in disks)
-            bytes_sec = sum(s.bytes_sec for s, _, _ in disks)
+            disks = tuple(by_domain_disks[domain])
+            iops = sum(d.sample.iops for d in disks)
+            bytes_sec = sum(d.sample.bytes_sec for d in disks)
             peak = self.capacities.observe(domain, iops, bytes_sec)
             if peak is not None:
                 peaks[domain] = peak
@@ -441,7 +442,7 @@ class Core:
             self._decided_at.pop(domain, None)
 
     def _decide_domain(self, domain, disks, now_s, errors):
-        result = domain_mod.decide(
+        result = domain_mod.decide_inputs(
             self.policy, self._states.get(domain), domain,
             self.capacities.capacity_of, disks, now_s)
         self._states[domain] = result.state
@@ -456,9 +457,9 @@ class Core:
         policy was given, measured and bordered as the policy does
         (:meth:`Policy.load`, :meth:`Policy.saturation_border`: without a
         border, saturated means at full capacity), and its disks
-        (``(sample, guarantee, cap)``) under a cap once the round's
-        decisions are applied (a disk not decided on keeps the cap its
-        agent holds)."""
+        (DiskInputs: a cap in force that limits nothing is None there)
+        under a cap once the round's decisions are applied (a disk not
+        decided on keeps the cap its agent holds)."""
         load = result.load
         if load is None:
             load = self.policy.load(self.capacities.capacity_of(domain),
@@ -467,8 +468,7 @@ class Core:
         if saturated is None:
             border = self.policy.saturation_border()
             saturated = load >= (1.0 if border is None else border)
-        capped = {sample.disk_id for sample, _, cap in disks
-                  if cap is not None and cap.limits}
+        capped = {d.disk_id for d in disks if d.cap is not None}
         for decision, _ in result.decided:
             if decision.action == model.CAP and decision.cap is not None \
                     and decision.cap.limits:
