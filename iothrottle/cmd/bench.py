@@ -28,7 +28,10 @@ several) against simulated compute hosts (the real agent and RPC code,
 synthetic disks; see :mod:`iothrottle.bench.scale`) and prints per run
 the decision time, the end-to-end time, the conductor's CPU and RSS,
 messages per second and database write time against issue 12's targets;
-first it measures one host's agent deciding 100 disks.
+first it measures one host's agent deciding 100 disks.  With
+``--core-only`` it times the conductor's round in this process instead,
+no services (``--profile``: where the time goes; see
+:mod:`iothrottle.bench.scale_core`).
 """
 
 import argparse
@@ -175,6 +178,13 @@ def parse_args(argv):
     sl.add_argument('--agent-disks', type=int, default=100,
                     help='disks of the agent measure (0: skip it; '
                          'default 100)')
+    sl.add_argument('--core-only', action='store_true',
+                    help="time the conductor's round in this process, "
+                         'without services (see iothrottle.bench.'
+                         'scale_core)')
+    sl.add_argument('--profile', action='store_true',
+                    help='with --core-only: print a cProfile report of '
+                         'the measured rounds')
     sl.add_argument('--json', metavar='FILE', help='write results as JSON')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
@@ -338,10 +348,39 @@ def run_faults(args, out):
     return 0
 
 
+def run_scale_core(args, out):
+    from iothrottle.bench import scale
+    from iothrottle.bench import scale_core
+    document = {'core_only': []}
+    for instances in args.instances or [1000]:
+        plan = scale.Plan(instances=instances, interval_s=args.interval,
+                          rounds=args.rounds,
+                          warmup_rounds=SCALE_WARMUP_ROUNDS)
+        summary = scale_core.run(plan, profile=args.profile)
+        out.write('%d instances, %d domains, in this process: '
+                  'Core.decide %.1f / %.1f ms CPU p50 / p99 (%.2f us a '
+                  'disk), %.1f decisions a round, %d rounds\n' % (
+                      plan.instances, plan.domains,
+                      summary['decide_cpu_ms_p50'],
+                      summary['decide_cpu_ms_p99'],
+                      summary['us_per_disk_p50'],
+                      summary['decisions_per_round'],
+                      summary['rounds_measured']))
+        if args.profile:
+            out.write(summary['profile'])
+        document['core_only'].append(summary)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
+    return 0
+
+
 def run_scale(args, out):
     from iothrottle.bench import scale
     from iothrottle.bench import scale_runner
     from iothrottle.rpc import threads
+    if args.core_only:
+        return run_scale_core(args, out)
     threads.setup()   # oslo.messaging and tooz: no eventlet
     document = {'runs': []}
     if args.agent_disks > 0:

@@ -315,7 +315,8 @@ class Core:
         # each pass, call and lookup per disk here costs about a
         # millisecond a round).
         by_domain_disks = collections.defaultdict(list)
-        disk_input = domain_mod.disk_input
+        disk_input = model.DiskInput
+        casts = self._casts
         floors, lifted = {}, []
         owns = self.owns
         aliases = self.domain_map.aliases
@@ -351,15 +352,18 @@ class Core:
                 if owns is None or owns(domain):
                     # A new sample (validated again) only when an alias
                     # renames the key: at 10k disks the copies cost a
-                    # third of a round.
+                    # third of a round.  A cap that limits neither axis
+                    # is no cap (domain.disk_input, inlined).
+                    cap = report_caps.get(disk_id)
                     by_domain_disks[domain].append(disk_input(
                         sample if domain == sample.storage_domain else
                         dataclasses.replace(sample, storage_domain=domain),
-                        guarantee or no_guarantee, report_caps.get(disk_id)))
+                        guarantee or no_guarantee,
+                        cap if cap is None or cap.limits else None))
                 if guarantee is not None:
                     host_floors[sample.instance_uuid] = \
                         guarantee.min_memory_mb
-                if self._casts and self._lifted(report, disk_id):
+                if disk_id in casts and self._lifted(report, disk_id):
                     lifted.append(disk_id)
             if host_floors:
                 floors[host] = host_floors
