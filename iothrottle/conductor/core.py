@@ -320,6 +320,7 @@ class Core:
         floors, lifted = {}, []
         owns = self.owns
         aliases = self.domain_map.aliases
+        directory = self.instances
         known = self._round_guarantees
         no_guarantee = model.NO_GUARANTEE
         for host in sorted(pending):
@@ -334,7 +335,7 @@ class Core:
                     domain = sample.storage_domain
                     if aliases:
                         domain = self.domain_map.domain_of(domain)
-                    if self.instances is not None and \
+                    if directory is not None and \
                             not self._accepted(host, sample, now_s, errors):
                         continue
                 except Exception as exc:   # one sample, never the round
@@ -347,7 +348,7 @@ class Core:
                     continue
                 owners[disk_id] = host
                 guarantee = known.get(sample.flavor, known)
-                if guarantee is known or self.instances is not None:
+                if guarantee is known or directory is not None:
                     guarantee = self._resolve(sample, errors)
                 if owns is None or owns(domain):
                     # A new sample (validated again) only when an alias
