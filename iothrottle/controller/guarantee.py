@@ -603,6 +603,9 @@ class GuaranteePolicy(policy.Policy):
     def decide(self, view, state):
         t = self.tunables
         state = state or DomainState()
+        calm = self._calm(view, state)
+        if calm is not None:
+            return calm
         latency_s = _mean_latency_s(view.disks)
         told_load = sum(cost.load(view.capacity, d.sample.iops,
                                   d.sample.bytes_sec) for d in view.disks)
@@ -613,20 +616,15 @@ class GuaranteePolicy(policy.Policy):
                             and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
                             t.border_fraction)
-        learned = learned_capacity(view.capacity, scale)
-        if learned is not view.capacity:    # (a copy costs 1 us a domain)
-            view = dataclasses.replace(view, capacity=learned)
+        view = dataclasses.replace(view, capacity=learned_capacity(
+            view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks)
         marked = {disk_id for disk_id, _ in marks}
-        baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
-                                    _quiet(view.disks))
-        calm = self._calm(view, state, told, told_load, congestion, scale,
-                          marks, marked, baseline_s)
-        if calm is not None:
-            return calm
         rows = [assess(d, view.capacity, t.want_inflight,
                        d.disk_id in marked) for d in view.disks]
         total_load = sum(r.load for r in rows)
+        baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
+                                    _quiet(view.disks))
         saturation = self._saturation(total_load, congestion, scale)
         overbooking = ''
         if saturation:
@@ -665,40 +663,56 @@ class GuaranteePolicy(policy.Policy):
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
-    def _calm(self, view, state, told, told_load, congestion, scale,
-              marks, marked, baseline_s):
+    def _calm(self, view, state):
         """The Outcome of an interval in which nothing can happen, or
         None: the fast path of most domains most of the time.
 
-        No cap in force and no disk wanting more (uncapped, ``assess``
-        says so when its in-flight requests reach ``want_inflight`` and
-        it is not ``marked`` demand-bound) leave :meth:`decide` no
-        contender, hence no victim and nobody at risk; below saturation
-        too, it holds or releases with no cap to renew, release or grow:
-        no decision, the calm streak one longer.  That Outcome, without
-        an Assessment per disk (those were half of a round at 10k
-        disks).  Keep it in step with ``assess`` and :meth:`decide`:
-        ``test_guarantee``'s randomized test compares it with the full
-        path.
+        No cap in force and no disk with ``want_inflight`` requests in
+        flight leave :meth:`decide` no disk that wants more (``assess``),
+        hence no victim and nobody at risk; below saturation too, it
+        holds or releases with no cap to renew, release or grow: no
+        decision, the calm streak one longer.  This is that Outcome,
+        reckoned as :meth:`decide` does but without an Assessment per
+        disk (half of a round at 10k disks) and with every disk
+        uncapped: the mean latency, the requests in flight and
+        ``_quiet`` come from two sums (a sample's ``inflight`` is its
+        ``iops x latency_s``).  A disk marked demand-bound with
+        ``want_inflight`` in flight takes the full path, which decides
+        the same.  Keep it in step with :meth:`decide`: ``test_calm_
+        path`` compares the two on random domains.
         """
-        want_inflight = self.tunables.want_inflight
-        for d in view.disks:
-            if d.cap is not None or (d.sample.inflight >= want_inflight
-                                     and d.disk_id not in marked):
+        t = self.tunables
+        want_inflight = t.want_inflight
+        disks = view.disks
+        for d in disks:
+            if d.cap is not None or d.sample.inflight >= want_inflight:
                 return None
-        capacity = view.capacity
-        # The learned capacity is the told one itself at scale 1.0
-        # (learned_capacity): the same sum, already done.
+        total_iops = sum(d.sample.iops for d in disks)
+        inflight = sum(d.sample.inflight for d in disks)
+        latency_s = inflight / total_iops if total_iops > 0 else 0.0
+        told = view.capacity
+        told_load = sum(cost.load(told, d.sample.iops, d.sample.bytes_sec)
+                        for d in disks)
+        congestion = self._congestion(latency_s, state.baseline_latency_s)
+        scale = learn_scale(state.capacity_scale(told), told_load,
+                            bool(congestion) and inflight >= BUSY_INFLIGHT,
+                            t.border_fraction)
+        capacity = learned_capacity(told, scale)
+        # At scale 1.0 the learned capacity is the told one itself, and
+        # the load against it the same sum, already done.
         total_load = told_load if capacity is told else sum(
             cost.load(capacity, d.sample.iops, d.sample.bytes_sec)
-            for d in view.disks)
+            for d in disks)
         if self._saturation(total_load, congestion, scale):
             return None
         return policy.Outcome(
             decisions=(),
-            state=DomainState(baseline_s, 0, state.calm_streak + 1,
-                              told.max_iops * scale, _served(view.disks),
-                              marks),
+            state=DomainState(
+                _next_baseline(state.baseline_latency_s, latency_s,
+                               inflight < BUSY_INFLIGHT),
+                0, state.calm_streak + 1, told.max_iops * scale,
+                _served(disks),
+                demand_marks(state.served, state.demand_bound, disks)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):

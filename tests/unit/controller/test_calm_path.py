@@ -124,9 +124,10 @@ class TestCalmPathIsTheFullPath(testtools.TestCase):
         taken = sum(calls)
         not_taken = len(calls) - taken
         # The comparison means something only if both paths ran often
-        # (seed 12 takes the fast path in 712 of 2,400 intervals).
-        self.assertGreater(taken, len(calls) // 10)
-        self.assertGreater(not_taken, len(calls) // 10)
+        # (of 2,400 intervals the fast path answers 693 with seed 12,
+        # 213 with seed 34's eager tunables).
+        self.assertGreater(taken, len(calls) // 20)
+        self.assertGreater(not_taken, len(calls) // 20)
 
     def test_random_domains(self):
         self._run(12)
@@ -164,6 +165,22 @@ class TestCalmPathIsTheFullPath(testtools.TestCase):
         self.assertEqual(want, got)
         self.assertEqual((), got.decisions)
         self.assertEqual(8, got.state.calm_streak)
+
+    def test_a_congested_domain_is_never_calm(self):
+        # Four disks at 4 IOPS and 62.5 ms: 0.25 in flight each (none
+        # wants more), far below the border, but the latency is past the
+        # 30 ms threshold: saturated by congestion, and busy (1.0 in
+        # flight in all), so the capacity is learned down.
+        view = model.DomainView('pool', model.Capacity(1000.0, 1e9), tuple(
+            model.DiskInput(model.DiskSample(
+                instance_uuid=uuid, device='vda', storage_domain='pool',
+                interval_s=5.0, write_iops=4.0, write_bytes_sec=16384.0,
+                latency_s=0.0625)) for uuid in 'abcd'), 100.0)
+        got, want, fast = self._decide(view, guarantee.DomainState())
+        self.assertFalse(fast)
+        self.assertEqual(want, got)
+        self.assertTrue(got.saturated)
+        self.assertLess(got.state.learned_iops, 1000.0)
 
     def test_a_cap_in_force_is_never_calm(self):
         view = model.DomainView('pool', model.Capacity(1000.0, 1e9), (
