@@ -8,9 +8,11 @@ the plan's one flavor guarantee and its capacity, as the real run's
 conductor is configured; each round's ``Core.decide`` - what the
 conductor logs as ``decided in X ms`` - is timed in CPU time of this
 thread, and its decisions are cast back to the core as the service
-does.  No processes, RPC or database: the number is the round's own
-work, without the RPC threads, the database writer and whatever else
-shares the machine in a real run, and ``--profile`` (cProfile around
+does (which also freezes what exists before the first round out of the
+garbage collector and collects between rounds: so does this).  No
+processes, RPC or database: the number is the round's own work,
+without the RPC threads, the database writer and whatever else shares
+the machine in a real run, and ``--profile`` (cProfile around
 ``Core.decide`` only) says where it goes.
 """
 
@@ -105,6 +107,7 @@ def run(plan, profile=False):
             decisions.append(sum(len(pairs)
                                  for pairs in decided.by_host.values()))
         issued_at = now_s
+        gc.collect()    # between rounds, as the conductor's loop does
         for host, pairs in decided.by_host.items():
             core.cast(decided.agents[host], [d for d, _ in pairs],
                       issued_at, now_s)

@@ -12,6 +12,7 @@ and says so once in its log (and once when it is back).
 """
 
 import datetime
+import gc
 import threading
 import time
 
@@ -396,6 +397,10 @@ class Conductor:
                 if round_ is None:
                     return
                 self.publish(round_)
+                # The round's garbage goes now, its decisions out, not in
+                # a full collection that falls inside a later round's
+                # decision (at 10k instances 9-14 ms of one in four).
+                gc.collect()
             except Exception:
                 LOG.exception('decision round failed; carrying on')
                 time.sleep(0.1)
