@@ -674,12 +674,13 @@ class GuaranteePolicy(policy.Policy):
         decision, the calm streak one longer.  This is that Outcome,
         reckoned as :meth:`decide` does but without an Assessment per
         disk (half of a round at 10k disks) and with every disk
-        uncapped: the mean latency, the requests in flight and
-        ``_quiet`` come from two sums (a sample's ``inflight`` is its
-        ``iops x latency_s``).  A disk marked demand-bound with
-        ``want_inflight`` in flight takes the full path, which decides
-        the same.  Keep it in step with :meth:`decide`: ``test_calm_
-        path`` compares the two on random domains.
+        uncapped, hence unthrottled: the mean latency, the requests in
+        flight and ``_quiet`` come from two sums over all of them (a
+        sample's ``inflight`` is its ``iops x latency_s``).  A disk
+        marked demand-bound with ``want_inflight`` in flight takes the
+        full path, which decides the same.  Keep it in step with
+        :meth:`decide`: ``test_calm_path`` compares the two on random
+        domains.
         """
         t = self.tunables
         want_inflight = t.want_inflight
