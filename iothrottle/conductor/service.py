@@ -3,10 +3,12 @@
 Reports arrive on the RPC server's threads, are decoded (a malformed
 sample costs only itself, a stale report is dropped) and handed to the
 core under a lock; one loop thread runs a round as soon as the core says
-it is due and casts each host its decisions.  Recording them, and
-re-reading the capacities every ``capacity_refresh_s``, happen on a
-writer thread with a bounded backlog: nothing under the lock, and
-nothing in the loop, waits on the database.  The database is best
+it is due, casts each host its decisions, then collects the round's
+garbage (not in the middle of the next round's decision).  Recording
+the decisions, and re-reading the capacities every
+``capacity_refresh_s``, happen on a writer thread with a bounded
+backlog: nothing under the lock, and nothing in the loop, waits on the
+database.  The database is best
 effort: when it is unreachable the conductor keeps deciding from memory
 and says so once in its log (and once when it is back).
 """
