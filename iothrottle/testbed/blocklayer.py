@@ -438,11 +438,7 @@ class BlockLayer(object):
         return node
 
     def _log_tail(self):
-        try:
-            with open(self.logfile, 'rb') as f:
-                return f.read()[-2000:].decode(errors='replace')
-        except OSError:
-            return ''
+        return store_mod.log_tail(self.logfile)
 
     # -- tear-down
     def stop(self):

@@ -43,6 +43,16 @@ def _cmdline(pid):
         return None
 
 
+def log_tail(path, size=2000):
+    """The last ``size`` bytes of the log at ``path`` as text ('' when it
+    cannot be read)."""
+    try:
+        with open(path, 'rb') as f:
+            return f.read()[-size:].decode(errors='replace')
+    except OSError:
+        return ''
+
+
 def alive(pid):
     """Whether ``pid`` runs (a zombie does not)."""
     try:
@@ -202,11 +212,7 @@ class NbdStore(object):
         return self.pid
 
     def _log_tail(self):
-        try:
-            with open(self.logfile, 'rb') as f:
-                return f.read()[-2000:].decode(errors='replace')
-        except OSError:
-            return ''
+        return log_tail(self.logfile)
 
     def running(self):
         return bool(self.pid) and alive(self.pid) and \
