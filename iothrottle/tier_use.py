@@ -19,12 +19,8 @@ the refusal says so.  A Nova that fails makes the delete fail
 deletes without asking Nova and whatever uses the tier.
 """
 
-from oslo_log import log as logging
-
 from iothrottle.db import api
 from iothrottle import extra_specs
-
-LOG = logging.getLogger(__name__)
 
 # Flavors asked of Nova per request: Nova's own default maximum page
 # ([api] max_limit = 1000), so each page is full until the last.
@@ -69,7 +65,9 @@ def delete_tier(engine, name, nova=None, force=False):
     ``nova``: a function returning a novaclient Client, or None when
     this service has no Nova credentials.  Raises api.NotFound,
     api.InUse (its message names the flavors and instances, and says
-    when Nova was not asked) or NovaUnavailable.
+    when Nova was not asked) or NovaUnavailable.  Returns the warning
+    the deletion deserves ('' for none) for the caller to show: the
+    operator's command prints it, the API logs it.
     """
     flavors = ()
     if nova is not None and not force:
@@ -88,8 +86,8 @@ def delete_tier(engine, name, nova=None, force=False):
             raise api.InUse('%s (%s)' % (exc, NOT_CHECKED)) from None
         raise
     if force and count:
-        LOG.warning('tier %s deleted by force while %d recorded '
-                    'instance(s) used it: %s', name, count,
-                    ', '.join(shown))
-    elif nova is None:
-        LOG.warning('tier %s deleted; %s', name, NOT_CHECKED)
+        return ('tier %s deleted by force while %d recorded instance(s) '
+                'used it: %s' % (name, count, ', '.join(shown)))
+    if nova is None:
+        return 'tier %s deleted; %s' % (name, NOT_CHECKED)
+    return ''

@@ -322,9 +322,9 @@ def tier_list(conf, engine):
 def tier_delete(conf, engine):
     _require_synced(engine)
     try:
-        tier_use.delete_tier(engine, conf.category.tier_name,
-                             instances.nova_factory(conf),
-                             conf.category.force)
+        warning = tier_use.delete_tier(engine, conf.category.tier_name,
+                                       instances.nova_factory(conf),
+                                       conf.category.force)
     except api.InUse as exc:
         raise CommandError('%s; --force deletes it anyway' % exc) from None
     except tier_use.NovaUnavailable as exc:
@@ -333,6 +333,8 @@ def tier_delete(conf, engine):
     except api.NotFound as exc:
         raise CommandError(str(exc)) from None
     print('tier %s deleted' % conf.category.tier_name)
+    if warning:
+        sys.stderr.write(warning + '\n')
 
 
 def throttle_why(conf, engine):

@@ -7,6 +7,8 @@ be asked; ``DELETE /tiers/{name}?force=true`` deletes it anyway
 
 import dataclasses
 
+from oslo_log import log as logging
+
 from iothrottle.api.policies import tier as tier_policies
 from iothrottle.api import policy
 from iothrottle.api import util
@@ -15,6 +17,8 @@ from iothrottle.db import api
 from iothrottle import extra_specs
 from iothrottle import tier_use
 from iothrottle import tiers
+
+LOG = logging.getLogger(__name__)
 
 
 # How a refusal names the way past it, to API and OSC users alike.
@@ -108,8 +112,9 @@ def delete_tier(req):
     policy.authorize(util.context(req), tier_policies.DELETE, {})
     force = util.bool_param(util.query(req, ('force',)), 'force')
     try:
-        tier_use.delete_tier(_engine(req), util.route_arg(req, 'name'),
-                             req.environ['iothrottle.nova'], force)
+        warning = tier_use.delete_tier(
+            _engine(req), util.route_arg(req, 'name'),
+            req.environ['iothrottle.nova'], force)
     except api.NotFound as exc:
         raise util.not_found(str(exc)) from None
     except api.InUse as exc:
@@ -118,4 +123,6 @@ def delete_tier(req):
     except tier_use.NovaUnavailable as exc:
         raise util.unavailable('%s; %s deletes it without the check'
                                % (exc, _FORCE)) from None
+    if warning:
+        LOG.warning(warning)
     return util.no_content(req)

@@ -10,6 +10,7 @@ from iothrottle.cmd import manage
 from iothrottle.conductor import instances
 from iothrottle.controller import model
 from iothrottle.db import api
+from iothrottle import tier_use
 from tests import cli
 from tests.unit.api import fixtures as api_fixtures
 
@@ -64,8 +65,11 @@ class TestManage(ManageTestCase):
              'silver  40        0              400       0              '
              '2.5     1024'],
             out.splitlines())
-        self.assertEqual((0, 'tier gold deleted\n', ''),
-                         self.run_manage('tier', 'delete', 'gold'))
+        # No [nova] credentials: the command says Nova was not asked.
+        self.assertEqual(
+            (0, 'tier gold deleted\n',
+             'tier gold deleted; %s\n' % tier_use.NOT_CHECKED),
+            self.run_manage('tier', 'delete', 'gold'))
         self.assertFails("no tier 'gold'", 'tier', 'delete', 'gold')
         self.assertFails("tier 'silver' exists", 'tier', 'create', 'silver')
 
@@ -81,8 +85,11 @@ class TestManage(ManageTestCase):
             "checked: no [nova] credentials in this service's "
             "configuration); --force deletes it anyway" % UUID2,
             'tier', 'delete', 'gold')
-        self.assertEqual((0, 'tier gold deleted\n', ''), self.run_manage(
-            'tier', 'delete', 'gold', '--force'))
+        self.assertEqual(
+            (0, 'tier gold deleted\n',
+             'tier gold deleted by force while 1 recorded instance(s) used '
+             'it: %s\n' % UUID2),
+            self.run_manage('tier', 'delete', 'gold', '--force'))
 
     def test_tier_delete_asks_nova_for_flavors(self):
         with open(self.conf_file, 'a') as stream:
