@@ -90,20 +90,27 @@ def _domain(rng):
     return capacity, guarantees
 
 
+def _spy_on_calm(policy):
+    """A list that records, for each call of ``policy``'s fast path,
+    whether it answered."""
+    calm = policy._calm
+    answered = []
+
+    def spy(*args):
+        outcome = calm(*args)
+        answered.append(outcome is not None)
+        return outcome
+    policy._calm = spy
+    return answered
+
+
 class TestCalmPathIsTheFullPath(testtools.TestCase):
 
     def _run(self, seed, tunables=guarantee.GuaranteeTunables()):
         rng = random.Random(seed)
         fast = guarantee.GuaranteePolicy(tunables)
         full = _full_path(guarantee.GuaranteePolicy(tunables))
-        calm = fast._calm
-        calls = []
-
-        def spy(*args):
-            outcome = calm(*args)
-            calls.append(outcome is not None)
-            return outcome
-        fast._calm = spy
+        calls = _spy_on_calm(fast)
         for _ in range(DOMAINS):
             capacity, guarantees = _domain(rng)
             fast_state = full_state = None
@@ -141,14 +148,7 @@ class TestCalmPathIsTheFullPath(testtools.TestCase):
         """(Outcome of the policy, Outcome of the full path, whether the
         fast path answered)."""
         policy = guarantee.GuaranteePolicy()
-        calm = policy._calm
-        answered = []
-
-        def spy(*args):
-            outcome = calm(*args)
-            answered.append(outcome is not None)
-            return outcome
-        policy._calm = spy
+        answered = _spy_on_calm(policy)
         got = policy.decide(view, state)
         want = _full_path(guarantee.GuaranteePolicy()).decide(view, state)
         return got, want, answered == [True]
