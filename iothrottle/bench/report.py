@@ -9,6 +9,11 @@ def _kb(value):
     return '%.0f' % value
 
 
+def ms(value):
+    """A latency in ms for a table ('-' for None)."""
+    return '-' if value is None else '%.1f' % value
+
+
 def seed000_table(results):
     """A Table-2-like text table: per policy and VM, KB/s."""
     lines = ['%-10s %-4s %8s %9s %7s %7s %7s %10s' % (
@@ -20,9 +25,10 @@ def seed000_table(results):
                 policy, row['name'], _kb(row['demand']),
                 _kb(row['guarantee']), row['max'], row['min'], row['mean'],
                 row['satisfied_fraction'] * 100))
-        lines.append('%-10s total mean %.0f KB/s, mean latency %.1f ms '
+        lines.append('%-10s total mean %.0f KB/s, mean latency %s ms '
                      '(%d intervals, %d scored)' % (
-                         policy, run['total_mean'], run['latency_ms_mean'],
+                         policy, run['total_mean'],
+                         ms(run['latency_ms_mean']),
                          run['intervals'], run['scored_intervals']))
     return '\n'.join(lines)
 

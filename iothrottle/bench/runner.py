@@ -15,6 +15,8 @@ import time
 import libvirt
 from oslo_config import cfg
 
+from iothrottle.bench import peers
+from iothrottle.bench import peers_libvirt
 from iothrottle.bench import seed000
 from iothrottle.compute import actuator as actuator_mod
 from iothrottle.compute import agent as agent_mod
@@ -86,6 +88,7 @@ class Seed000Run:
         # a host block device with that scheduler (testbed.blocklayer).
         self.block_layer = block_layer
         self.capacity = None
+        self._tb = None     # the running Testbed
 
     def guests(self):
         return [testbed.GuestSpec(name=vm.name, flavor=vm.flavor,
@@ -119,11 +122,26 @@ class Seed000Run:
         return results, series
 
     def agent(self, conn, policy_name, capacity):
-        conf = bench_conf(self.plan, policy_name)
+        conf = bench_conf(self.plan, peers.agent_policy(policy_name))
         return agent_mod.Agent(
-            conf, collector_mod.Collector(conn), actuator_mod.Actuator(conn),
-            policy_mod.load_policy(conf), plan_tiers(self.plan),
+            conf, collector_mod.Collector(conn),
+            self.actuator(conn, policy_name), policy_mod.load_policy(conf),
+            plan_tiers(self.plan),
             capacity_mod.CapacityTable(default=capacity, by_domain={}))
+
+    def actuator(self, conn, policy_name):
+        """Where ``policy_name``'s caps go: QEMU's throttle groups, or
+        blk-throttle on the block layer's disk for that peer."""
+        if policy_name == peers.BLK_THROTTLE:
+            return peers_libvirt.BlkThrottleActuator(
+                conn, self._tb.blocklayer.disk_node)
+        return actuator_mod.Actuator(conn)
+
+    def floors(self):
+        """{VM name: its floor in requests/s}: what the store charges
+        for (the bfq-weight peer's weights are proportional to it)."""
+        return {vm.name: vm.guarantee_kb_s / self.plan.block_kb
+                for vm in self.plan.vms}
 
     def calibrate(self, tb, conn):
         """The store's IOPS with the burster alone at full parallelism."""
@@ -143,9 +161,28 @@ class Seed000Run:
                               max_bytes_sec=STORE_MAX_BYTES_SEC)
 
     def run_policy(self, tb, conn, policy_name, on_interval=None):
+        self._tb = tb
         agent = self.agent(conn, policy_name, self.capacity)
-        return self.observe(tb, agent, policy_name, on_interval,
-                            finish=agent.release_all)
+        if policy_name != peers.BFQ_WEIGHT:
+            return self.observe(tb, agent, policy_name, on_interval,
+                                finish=agent.release_all)
+        floors = self.floors()
+        names = list(floors)
+        weights = dict(zip(names, peers.bfq_weights(
+            [floors[n] for n in names])))
+        self.out.write('bfq weights: %s\n' % ', '.join(
+            '%s %d' % kv for kv in weights.items()))
+        for name, weight in weights.items():
+            peers_libvirt.set_weight(conn, tb.instance_uuid(name), weight)
+
+        def finish():
+            for name in names:
+                peers_libvirt.set_weight(conn, tb.instance_uuid(name),
+                                         peers.DEFAULT_WEIGHT)
+        try:
+            return self.observe(tb, agent, policy_name, on_interval)
+        finally:
+            finish()
 
     def observe(self, tb, agent, policy_name, on_interval=None,
                 caps_of=None, finish=None):

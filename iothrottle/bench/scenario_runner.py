@@ -16,9 +16,9 @@ import types
 
 import libvirt
 
+from iothrottle.bench import peers
 from iothrottle.bench import runner
 from iothrottle.bench import scenarios
-from iothrottle.compute import actuator as actuator_mod
 from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
@@ -61,7 +61,6 @@ class ScenarioRun(runner.Seed000Run):
         super().__init__(plans[0], out, prefix, block_layer)
         self.plans = plans
         self._pending = []
-        self._tb = None
 
     def guests(self):
         largest = max(self.plans, key=lambda p: len(p.vms))
@@ -101,7 +100,8 @@ class ScenarioRun(runner.Seed000Run):
         return out
 
     def agent(self, conn, policy_name, capacity):
-        conf = runner.bench_conf(self.plan, policy_name)
+        conf = runner.bench_conf(self.plan,
+                                 peers.agent_policy(policy_name))
         uuids = [self._tb.instance_uuid(vm.name) for vm in self.plan.vms]
         # The measured capacity (run_policy) reaches the controller as
         # the plan tells it; calibration's placeholder goes as it is.
@@ -111,8 +111,12 @@ class ScenarioRun(runner.Seed000Run):
                                                  by_domain={}))
         return agent_mod.Agent(
             conf, PlanCollector(collector_mod.Collector(conn), uuids),
-            actuator_mod.Actuator(conn), policy_mod.load_policy(conf),
+            self.actuator(conn, policy_name), policy_mod.load_policy(conf),
             runner.plan_tiers(self.plan), capacities)
+
+    def floors(self):
+        return {vm.name: vm.guarantee_kb_s / vm.block_kb
+                for vm in self.plan.vms}
 
     def start_loads(self, tb):
         """The events at 0; the others run from :meth:`after_interval`."""

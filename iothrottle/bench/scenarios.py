@@ -438,7 +438,7 @@ def summarize(plan, intervals, capacity_iops):
     shares = [r['overbooked_share'] for r in rows
               if r['overbooked_share'] is not None]
     reactions = reaction_intervals(plan, intervals, capacity_iops)
-    return {
+    return dict(seed000.latency_summary(intervals), **{
         'vms': rows,
         'total_mean': _mean(sum(i.kb_s.values()) for i in intervals),
         # Requests/s: what the store charges for, whatever the sizes.
@@ -456,7 +456,7 @@ def summarize(plan, intervals, capacity_iops):
             for i in over_intervals)
         if over_intervals and floorless else None,
         'intervals': len(intervals), 'scored_intervals': len(scored),
-    }
+    })
 
 
 def percentile(values, pct):
@@ -538,6 +538,16 @@ def aggregate(plans, runs):
                         for n in applicable},
         }
     return out
+
+
+def plans_document(plans, runs):
+    """The JSON of each plan with its {policy: summary} of ``runs`` and
+    the targets each policy met."""
+    return [{'index': p.index, 'describe': p.describe(),
+             'overbooked': p.overbooked, 'idle_phase': p.has_idle_phase,
+             'capacity_factor': p.capacity_factor, 'results': r,
+             'targets': {pol: targets(p, r, pol) for pol in r}}
+            for p, r in zip(plans, runs)]
 
 
 def _distribution(values):

@@ -133,10 +133,31 @@ def summarize(plan, intervals):
             'satisfied_fraction': sum(ok) / len(ok) if ok else 0.0,
         })
     totals = [sum(i.kb_s.values()) for i in intervals]
-    latencies = [i.latency_ms for i in intervals]
-    return {'vms': rows, 'total_mean': _mean(totals),
-            'latency_ms_mean': _mean(latencies),
-            'intervals': len(intervals), 'scored_intervals': len(scored)}
+    out = {'vms': rows, 'total_mean': _mean(totals),
+           'intervals': len(intervals), 'scored_intervals': len(scored)}
+    out.update(latency_summary(intervals))
+    return out
+
+
+def latency_summary(intervals):
+    """Mean and p95 (nearest rank) of the intervals' request latency
+    (each interval's IOPS-weighted mean over the guests), over the
+    intervals that did I/O; None without any."""
+    values = sorted(i.latency_ms for i in intervals if i.latency_ms > 0)
+    if not values:
+        return {'latency_ms_mean': None, 'latency_ms_p95': None}
+    return {'latency_ms_mean': _mean(values),
+            'latency_ms_p95': values[max(0, math.ceil(0.95 * len(values))
+                                         - 1)]}
+
+
+def worst_floor_kept(summary):
+    """The least satisfied fraction among the VMs whose demand reaches
+    their guarantee (the ones the bar judges); None if there are none."""
+    kept = [r['satisfied_fraction'] for r in summary['vms']
+            if (math.inf if r['demand'] is None else r['demand'])
+            >= r['guarantee']]
+    return min(kept) if kept else None
 
 
 def bar(results):

@@ -39,6 +39,7 @@ import json
 import sys
 
 from iothrottle.bench import faults
+from iothrottle.bench import peers
 from iothrottle.bench import report
 from iothrottle.bench import seed000
 from iothrottle.bench import seed001
@@ -47,6 +48,9 @@ from iothrottle.bench import seed004
 PROG = 'iothrottle-bench'
 POLICIES = ('none', 'paper', 'guarantee')
 SCENARIO_POLICIES = ('none', 'paper', 'guarantee', 'static')
+# Every arm --policy takes: the policies and the kernel's peers (these
+# on the block-layer testbed only).
+ARMS = SCENARIO_POLICIES + peers.PEERS
 FAULT_NAMES = tuple(fault.name for fault in faults.FAULTS)
 # Plans one scenarios run may draw: 50 full plans are ~1.5 h already.
 MAX_SCENARIO_COUNT = 50
@@ -86,13 +90,14 @@ def _rounds(text):
     return value
 
 
-def _block_layer_option(parser):
+def _block_layer_option(parser, default=None):
     from iothrottle.testbed import blocklayer
     parser.add_argument(
         '--block-layer', choices=blocklayer.SCHEDULERS, metavar='SCHED',
+        default=default,
         help='run on the block-layer testbed: the store under a host '
-             'block device with this I/O scheduler (%s); default: plain '
-             'NBD' % ', '.join(blocklayer.SCHEDULERS))
+             'block device with this I/O scheduler (%s); default: %s' % (
+                 ', '.join(blocklayer.SCHEDULERS), default or 'plain NBD'))
 
 
 def parse_args(argv):
@@ -100,8 +105,9 @@ def parse_args(argv):
         '\n')[0])
     sub = parser.add_subparsers(dest='bench', required=True)
     s = sub.add_parser('seed000', help='one VM bursts, three keep floors')
-    s.add_argument('--policy', action='append', choices=POLICIES,
-                   help='policy to run (repeatable; default: all three)')
+    s.add_argument('--policy', action='append', choices=ARMS,
+                   help='policy or kernel peer to run (repeatable; '
+                        'default: %s)' % ', '.join(POLICIES))
     s.add_argument('--json', metavar='FILE', help='write results as JSON')
     s.add_argument('--png', metavar='FILE',
                    help='write the stacked throughput figure')
@@ -138,9 +144,9 @@ def parse_args(argv):
                     help='plans to draw (1-50; default 10)')
     sc.add_argument('--seed', type=int, default=0,
                     help='seed of the draw (default 0)')
-    sc.add_argument('--policy', action='append',
-                    choices=SCENARIO_POLICIES,
-                    help='policy to run (repeatable; default: all four)')
+    sc.add_argument('--policy', action='append', choices=ARMS,
+                    help='policy or kernel peer to run (repeatable; '
+                         'default: %s)' % ', '.join(SCENARIO_POLICIES))
     sc.add_argument('--short', action='store_true',
                     help='shorter runs, at most 5 guests (the e2e test)')
     sc.add_argument('--json', metavar='FILE', help='write results as JSON')
@@ -186,9 +192,39 @@ def parse_args(argv):
                     help='with --core-only: print a cProfile report of '
                          'the measured rounds')
     sl.add_argument('--json', metavar='FILE', help='write results as JSON')
+    p = sub.add_parser('peers', help='guarantee beside the kernel\'s '
+                                     'peers (BFQ weights, blk-throttle)')
+    p.add_argument('--count', type=_count, default=10,
+                   help='scenario plans to draw (1-50; default 10)')
+    p.add_argument('--seed', type=int, default=0,
+                   help='seed of the scenario draw (default 0)')
+    p.add_argument('--short', action='store_true',
+                   help='the short seed-000 plan and short scenarios')
+    p.add_argument('--json', metavar='FILE', help='write results as JSON')
+    _block_layer_option(p, default='bfq')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    problem = _peer_problem(getattr(args, 'policy', None) or (),
+                            getattr(args, 'block_layer', None))
+    if problem:
+        parser.error(problem)
+    return args
+
+
+def _peer_problem(arms, block_layer):
+    """Why the kernel peers among ``arms`` cannot run on this testbed
+    (None if they can)."""
+    for arm in arms:
+        if arm not in peers.PEERS:
+            continue
+        needed = peers.required_scheduler(arm)
+        if block_layer is None or needed not in (None, block_layer):
+            return ('--policy %s needs --block-layer %s: it acts in the '
+                    'host block layer%s' % (
+                        arm, needed or 'SCHED',
+                        ', under %s only' % needed if needed else ''))
+    return None
 
 
 def run_seed000(args, out):
@@ -306,19 +342,54 @@ def run_scenarios(args, out):
         'seed': args.seed, 'count': args.count, 'short': args.short,
         'block_layer': args.block_layer,
         'capacity_iops': run.capacity.max_iops, 'summary': summary,
-        'plans': [{'index': p.index, 'describe': p.describe(),
-                   'overbooked': p.overbooked,
-                   'idle_phase': p.has_idle_phase,
-                   'capacity_factor': p.capacity_factor,
-                   'results': r,
-                   'targets': {pol: scenarios.targets(p, r, pol)
-                               for pol in r}}
-                  for p, (r, _) in zip(plans, runs)]}
+        'plans': scenarios.plans_document(plans, [r for r, _ in runs])}
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)
     if args.png:
         scenario_runner.figure(args.png, plans, runs, policies)
+    return 0
+
+
+def run_peers(args, out):
+    """The seed-000 plan, then the scenarios, each on its own
+    block-layer testbed, under every arm of peers.POLICIES."""
+    from iothrottle.bench import runner   # libvirt, testbed
+    from iothrottle.bench import scenario_runner
+    from iothrottle.bench import scenarios
+
+    problem = _peer_problem(peers.POLICIES, args.block_layer)
+    if problem:
+        out.write('iothrottle-bench peers: %s\n' % problem)
+        return 2
+    plan = seed000.default_plan(short=args.short)
+    out.write('== seed-000 plan, block layer %s\n' % args.block_layer)
+    s0 = runner.Seed000Run(plan, out, prefix='itb-peer-',
+                           block_layer=args.block_layer)
+    results, _ = s0.run(list(peers.POLICIES), report.live_row(out, plan))
+    out.write('\n' + report.seed000_table(results) + '\n')
+    plans = scenarios.draw_plans(args.count, args.seed, short=args.short)
+    out.write('== scenarios seed %d, block layer %s\n'
+              % (args.seed, args.block_layer))
+    sc = scenario_runner.ScenarioRun(plans, out, prefix='itb-peer-',
+                                     block_layer=args.block_layer)
+    runs = sc.run(list(peers.POLICIES), on_plan=lambda plan, r: out.write(
+        scenarios.plan_row(plan, r) + '\n'))
+    scenario_results = [r for r, _ in runs]
+    rows = peers.rows(results, plans, scenario_results)
+    out.write('\n' + peers.table(rows) + '\n')
+    if args.json:
+        document = {
+            'block_layer': args.block_layer, 'seed': args.seed,
+            'count': args.count, 'short': args.short, 'rows': rows,
+            'seed000': dict(results, capacity_iops=s0.capacity.max_iops),
+            'scenarios': {
+                'capacity_iops': sc.capacity.max_iops,
+                'summary': scenarios.aggregate(plans, scenario_results),
+                'plans': scenarios.plans_document(plans,
+                                                  scenario_results)}}
+        with open(args.json, 'w') as f:
+            json.dump(document, f, indent=2)
     return 0
 
 
@@ -437,6 +508,8 @@ def main(argv=None):
         return run_faults(args, sys.stdout)
     if args.bench == 'scale':
         return run_scale(args, sys.stdout)
+    if args.bench == 'peers':
+        return run_peers(args, sys.stdout)
     from iothrottle.bench import demo
     return demo.main(sys.stdout)
 

@@ -12,7 +12,10 @@ each storage domain's store becomes a host block device::
                           mq-deadline, kyber, bfq)
       -> BLKPG partitions loopNp1, p2, ...: one per guest, at the
                           guest's offset and size in the store, each with
-                          a device node WORKDIR/disks/<guest>
+                          a device node WORKDIR/disks/<guest> (and the
+                          whole disk one at WORKDIR/blockdev: the kernel
+                          takes cgroup limits, blk-throttle's, on a whole
+                          disk only)
       -> <disk type='block'> with cache='none' io='native' (seed 002's
                           recommendation), one partition per guest
 
@@ -305,6 +308,9 @@ class BlockLayer(object):
         self.pidfile = os.path.join(workdir, 'nbdfuse.pid')
         self.logfile = os.path.join(workdir, 'nbdfuse.log')
         self.node_dir = os.path.join(workdir, 'disks')
+        # The whole disk's node, for what only a whole disk takes (the
+        # blk-throttle limits of libvirt's <blkiotune><device>).
+        self.disk_node = os.path.join(workdir, 'blockdev')
         self.loop = None           # 'loop3'
         self.nbdfuse_pid = None
         self.partitions = {}       # guest name -> '/dev/loop3p1'
@@ -341,6 +347,7 @@ class BlockLayer(object):
         self._mount()
         on_step()
         self._attach()
+        self._make_node(self.disk_node, '/sys/block/%s/dev' % self.loop)
         on_step()
         self.set_scheduler(self.scheduler)
         self._write_queue('rotational', '1' if self.rotational else '0')
@@ -418,7 +425,15 @@ class BlockLayer(object):
         _run([ADDPART, self.device, str(number),
               str(piece.offset_bytes // SECTOR),
               str(piece.size_bytes // SECTOR)])
-        dev_file = '/sys/class/block/%sp%d/dev' % (self.loop, number)
+        os.makedirs(self.node_dir, exist_ok=True)
+        return self._make_node(
+            os.path.join(self.node_dir, piece.name),
+            '/sys/class/block/%sp%d/dev' % (self.loop, number))
+
+    @staticmethod
+    def _make_node(node, dev_file):
+        """A block device node at ``node`` for the device whose sysfs
+        ``dev`` file is ``dev_file`` (waiting for it to appear)."""
         deadline = time.monotonic() + NODE_TIMEOUT_S
         while not os.path.exists(dev_file):
             if time.monotonic() > deadline:
@@ -426,12 +441,10 @@ class BlockLayer(object):
             time.sleep(0.02)
         with open(dev_file) as f:
             major, minor = (int(x) for x in f.read().split(':'))
-        # The node lives in the testbed's directory, not in /dev: the
+        # Nodes live in the testbed's directory, not in /dev: the
         # testbed may run libvirtd in a mount namespace with a private
         # copy of /dev (host.py, the KVM quirk) that never sees a node
         # made after it started; the directory it sees as we do.
-        os.makedirs(self.node_dir, exist_ok=True)
-        node = os.path.join(self.node_dir, piece.name)
         if os.path.lexists(node):
             os.unlink(node)
         os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(major, minor))

@@ -1,0 +1,210 @@
+"""The kernel's own peers of the ``guarantee`` policy (issue 13, part 4):
+what each is given and the table that sets them side by side (pure;
+``iothrottle.bench.peers_libvirt`` is the shell).
+
+The problem
+-----------
+An operator who wants every guest on a shared disk to keep a minimum,
+and who runs no iothrottle, has two tools in a Linux host's block layer,
+both reachable through libvirt's ``<blkiotune>``, both run here on the
+block-layer testbed (``iothrottle.testbed.blocklayer``) beside
+``guarantee``:
+
+``bfq-weight``  proportional shares.  libvirt puts each domain in a
+                blkio cgroup of its own; ``<blkiotune><weight>`` (Nova's
+                flavor extra spec ``quota:blkio_weight``) is that
+                cgroup's ``blkio.bfq.weight`` (``io.bfq.weight`` on
+                cgroup v2), and BFQ serves the groups that have requests
+                pending in proportion to their weights, idling a little
+                on a group that just went empty so that a synchronous
+                guest keeps its turn.  A weight is a share of device
+                time among the guests that are *busy*, never a floor in
+                IOPS: an idle neighbour's share goes to the others (work
+                conserving, for free), and a guest's share shrinks as
+                more guests become busy.
+``blk-throttle`` static limits.  ``<blkiotune><device>`` with
+                ``read_iops_sec``/``write_iops_sec``/``read_bytes_sec``/
+                ``write_bytes_sec`` is the cgroup's
+                ``blkio.throttle.*_device`` (``io.max`` on v2): the
+                kernel holds each guest's requests at submission.  Nova
+                has no extra spec for it (its ``quota:disk_*`` are
+                QEMU's throttle groups, the ``static`` policy); an
+                operator sets it through libvirt.
+
+The model
+---------
+Both peers are given what ``guarantee`` is given, no more: each guest's
+floor, and for blk-throttle the capacity the controller is told.
+
+* ``bfq-weight``: weights proportional to the floors, in the unit the
+  store charges (requests/s on the testbed's stores; device time in
+  general), the largest floor at :data:`MAX_WEIGHT`, none under
+  :data:`MIN_WEIGHT`, floorless guests at :data:`MIN_WEIGHT`.  Worked:
+  floors of 20, 15 and 8 requests/s and a floorless burster give
+  weights 1000, 750, 400 and 100; busy together, the burster is served
+  100/2250 = 4.4 % of the device time, the first guest 44 %.  Set once
+  per run; the agent runs the ``none`` policy beside it, to measure.
+* ``blk-throttle``: the ``static`` policy's caps (each guest's fair
+  share of the told capacity, or capacity minus the others' floors,
+  re-costed every interval at the guest's measured request size: see
+  ``iothrottle.controller.static``), enforced by blk-throttle instead of
+  QEMU.  The same caps, another enforcement point: what differs between
+  the two is the kernel's accounting (at submission to the shared disk,
+  after QEMU merges or splits requests) against QEMU's (per guest
+  request).  The kernel's interface limits reads and writes separately,
+  with no total (cgroup v1 and v2 alike), so the cap goes on each
+  direction: a guest that mixes reads and writes may move up to twice
+  its share.  That is the interface's weakness, kept, not worked
+  around.
+
+Where a kernel peer can win: BFQ's weights are enforced inside the
+device queue, per request, with no measurement interval: a burst is
+contained at once (``guarantee`` needs an interval to see it and one to
+act), and an idle guest's share is reused at once.  Where it cannot: a
+weight promises a share, not a rate, so a floor holds only while the
+weighted share of the *delivered* capacity covers it; and idling for a
+synchronous guest costs device time on a store with no seeks to save.
+
+Tunables (module constants; a bench, not a service)
+---------------------------------------------------
+``MIN_WEIGHT``   100    libvirt's least ``<blkiotune><weight>``
+``MAX_WEIGHT``   1000   libvirt's (and cgroup v1 BFQ's) greatest weight
+``DEFAULT_WEIGHT`` 100  what a domain has before and after a run
+"""
+
+from iothrottle.bench import report
+from iothrottle.bench import scenarios
+from iothrottle.bench import seed000
+
+BFQ_WEIGHT = 'bfq-weight'
+BLK_THROTTLE = 'blk-throttle'
+PEERS = (BFQ_WEIGHT, BLK_THROTTLE)
+# The arms of one ``iothrottle-bench peers`` run: the uncontrolled
+# baseline every ratio is against, iothrottle, Nova's quota:disk_*
+# (QEMU's throttle) and the kernel's two.
+POLICIES = ('none', 'guarantee', 'static') + PEERS
+
+# The iothrottle policy the compute agent runs beside each peer: none
+# beside the weights (it only measures), static for the caps that
+# blk-throttle enforces.
+AGENT_POLICY = {BFQ_WEIGHT: 'none', BLK_THROTTLE: 'static'}
+
+# libvirt accepts <blkiotune><weight> in [100, 1000] (its documented
+# range, cgroup v1 BFQ's upper bound); 100 is also its default.
+MIN_WEIGHT = 100
+MAX_WEIGHT = 1000
+DEFAULT_WEIGHT = 100
+
+# The four blk-throttle limits of <blkiotune><device>, as libvirt's
+# typed parameters name them, and the cap axis each takes.
+THROTTLE_PARAMS = (('device_read_iops_sec', 'iops'),
+                   ('device_write_iops_sec', 'iops'),
+                   ('device_read_bytes_sec', 'bytes_sec'),
+                   ('device_write_bytes_sec', 'bytes_sec'))
+
+
+def agent_policy(name):
+    """The iothrottle policy the agent runs for ``name`` (a peer or a
+    policy)."""
+    return AGENT_POLICY.get(name, name)
+
+
+def required_scheduler(name):
+    """The host scheduler peer ``name`` needs (None: any block layer);
+    raises KeyError for a name that is not a peer."""
+    return {BFQ_WEIGHT: 'bfq', BLK_THROTTLE: None}[name]
+
+
+def bfq_weights(floors):
+    """Weights proportional to ``floors`` (non-negative, one unit),
+    largest at MAX_WEIGHT, none under MIN_WEIGHT; see the module doc."""
+    for floor in floors:
+        if not floor >= 0:   # also NaN
+            raise ValueError('floor %r is not a non-negative number'
+                             % (floor,))
+    top = max(floors, default=0.0)
+    if top <= 0:
+        return [DEFAULT_WEIGHT for _ in floors]
+    return [min(MAX_WEIGHT, max(MIN_WEIGHT,
+                                int(round(MAX_WEIGHT * f / top))))
+            for f in floors]
+
+
+def throttle_params(node, cap):
+    """libvirt's blkio parameters that put ``cap`` (a Cap; an axis at 0
+    is unlimited) on the whole disk ``node``, in each direction."""
+    return {param: '%s,%d' % (node, _limit(getattr(cap, axis)))
+            for param, axis in THROTTLE_PARAMS}
+
+
+def _limit(value):
+    """A cap's axis as blk-throttle's integer (0: no limit; a positive
+    cap never rounds to 0, which would lift it)."""
+    return 0 if value <= 0 else max(1, int(round(value)))
+
+
+def device_limit(text, node):
+    """The limit of ``node`` in one of libvirt's device parameters
+    (``"path,value[,path,value...]"``); 0 when it has none."""
+    fields = text.split(',') if text else []
+    for path, value in zip(fields[::2], fields[1::2]):
+        if path == node:
+            return int(value)
+    return 0
+
+
+def rows(seed000_results, scenario_plans, scenario_runs):
+    """One row per policy of the joint table: the seed-000 plan's worst
+    floor, total and latency, and over the scenario plans how many kept
+    every floor (of those that fit), how many gave every guaranteed guest
+    its share (of the overbooked), the total vs ``none`` and the
+    latency.  ``scenario_runs`` is one {policy: summary} per plan."""
+    summary = scenarios.aggregate(scenario_plans, scenario_runs)
+    out = []
+    for policy in summary:
+        s0 = seed000_results.get(policy)
+        base = seed000_results.get('none')
+        a = summary[policy]
+        latencies = [r[policy]['latency_ms_mean'] for r in scenario_runs
+                     if r[policy]['latency_ms_mean'] is not None]
+        out.append({
+            'policy': policy,
+            'seed000_worst_floor': s0 and seed000.worst_floor_kept(s0),
+            'seed000_total_kb_s': s0 and s0['total_mean'],
+            'seed000_total_vs_none': (s0['total_mean'] / base['total_mean']
+                                      if s0 and base and base['total_mean']
+                                      else None),
+            'seed000_latency_ms': s0 and s0['latency_ms_mean'],
+            'seed000_latency_ms_p95': s0 and s0['latency_ms_p95'],
+            'floors_kept': a['targets'].get('satisfied'),
+            'overbooked_shares': a['targets'].get('overbooked_share'),
+            'total_iops_vs_none': a['total_iops_vs_none'],
+            'latency_ms_p50': scenarios.percentile(latencies, 50),
+            'latency_ms_max': max(latencies, default=None),
+        })
+    return out
+
+
+def table(rows_):
+    """The joint table as text (the README's)."""
+    lines = ['%-12s | %-29s | %-45s' % (
+        '', 'seed-000 plan', 'randomized scenarios'),
+        '%-12s | %6s %13s %8s | %6s %10s %14s %11s' % (
+            'policy', 'floor', 'total KB/s', 'lat ms', 'floors',
+            'overbooked', 'IOPS vs none', 'lat ms p50')]
+    for r in rows_:
+        t = r['total_iops_vs_none']
+        lines.append('%-12s | %6s %13s %8s | %6s %10s %14s %11s' % (
+            r['policy'], _pct(r['seed000_worst_floor']),
+            '-' if r['seed000_total_kb_s'] is None else '%.0f (%s)' % (
+                r['seed000_total_kb_s'], _pct(r['seed000_total_vs_none'])),
+            report.ms(r['seed000_latency_ms']),
+            r['floors_kept'] or '-', r['overbooked_shares'] or '-',
+            '-' if t is None else '%s / %s' % (_pct(t['min']),
+                                               _pct(t['p50'])),
+            report.ms(r['latency_ms_p50'])))
+    return '\n'.join(lines)
+
+
+def _pct(value):
+    return '-' if value is None else '%.0f%%' % (value * 100)
