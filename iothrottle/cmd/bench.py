@@ -205,8 +205,9 @@ def parse_args(argv):
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
     args = parser.parse_args(argv)
-    problem = _peer_problem(getattr(args, 'policy', None) or (),
-                            getattr(args, 'block_layer', None))
+    arms = (peers.POLICIES if args.bench == 'peers'
+            else getattr(args, 'policy', None) or ())
+    problem = _peer_problem(arms, getattr(args, 'block_layer', None))
     if problem:
         parser.error(problem)
     return args
@@ -358,10 +359,6 @@ def run_peers(args, out):
     from iothrottle.bench import scenario_runner
     from iothrottle.bench import scenarios
 
-    problem = _peer_problem(peers.POLICIES, args.block_layer)
-    if problem:
-        out.write('iothrottle-bench peers: %s\n' % problem)
-        return 2
     plan = seed000.default_plan(short=args.short)
     out.write('== seed-000 plan, block layer %s\n' % args.block_layer)
     s0 = runner.Seed000Run(plan, out, prefix='itb-peer-',

@@ -22,7 +22,9 @@ try:
 except ImportError:   # pragma: no cover (testbed_skip_reason says so)
     libvirt = None
 
+from iothrottle.bench import peers_libvirt
 from iothrottle.cmd import testbed as testbed_cmd
+from iothrottle.controller import model
 from iothrottle import testbed
 from iothrottle.testbed import blocklayer
 from iothrottle.testbed import core
@@ -75,6 +77,27 @@ def _disk_of(node):
     if os.path.exists(os.path.join(sys_path, 'partition')):
         return os.path.basename(os.path.dirname(sys_path)), True
     return os.path.basename(sys_path), False
+
+
+def _cgroup_file(dom, name):
+    """A file of the blkio cgroup of ``dom``'s QEMU process, read from
+    /proc and the cgroup mount (not through libvirt)."""
+    qemu = [p for p in os.listdir('/proc') if p.isdigit()
+            and _cmdline_has(p, 'guest=%s,' % dom.name())]
+    assert qemu, 'no QEMU process of domain %s' % dom.name()
+    with open('/proc/%s/cgroup' % qemu[0]) as f:
+        path = [line.split(':', 2)[2].strip() for line in f
+                if line.split(':')[1] == 'blkio'][0]
+    with open('/sys/fs/cgroup/blkio%s/%s' % (path, name)) as f:
+        return f.read().strip()
+
+
+def _cmdline_has(pid, text):
+    try:
+        with open('/proc/%s/cmdline' % pid, 'rb') as f:
+            return text.encode() in f.read()
+    except OSError:
+        return False
 
 
 def _read_direct(device, offset, length=4096):
@@ -156,6 +179,46 @@ class TestBlockLayerTestbed(testtools.TestCase):
             offset = tb._guest('vm1')['disk_offset_bytes']
             data = _read_direct('/dev/' + loop, offset + MARK_SECTOR * 512)
             self.assertEqual(MARK, data[:len(MARK)])
+        finally:
+            tb.stop()
+        self._assert_nothing_left(conn)
+
+    def test_the_kernel_peers_reach_the_guests_cgroup(self):
+        # What iothrottle-bench's kernel peers set through libvirt: a BFQ
+        # weight in the guest's blkio cgroup, and blk-throttle limits on
+        # the whole disk that hold the guest's I/O.
+        if not os.path.isdir('/sys/fs/cgroup/blkio'):
+            self.skipTest('no cgroup v1 blkio hierarchy on this host')
+        tb = self._start()
+        conn = libvirt.open(tb.uri)
+        self.addCleanup(conn.close)
+        try:
+            uuid = tb.instance_uuid('vm1')
+            peers_libvirt.set_weight(conn, uuid, 700)
+            self.assertEqual('700', _cgroup_file(tb.domain('vm1'),
+                                                 'blkio.bfq.weight'))
+
+            node = tb.blocklayer.disk_node
+            self.assertEqual((tb.blocklayer.loop, False), _disk_of(node))
+            actuator = peers_libvirt.BlkThrottleActuator(conn, node)
+            cap = model.Cap(iops=20, bytes_sec=0)
+            actuator.set_cap(uuid, 'vda', cap, None)
+            self.assertTrue(actuator.in_force(uuid, 'vda', cap, None))
+            self.assertFalse(actuator.in_force(uuid, 'vda',
+                                               model.Cap(30, 0), None))
+            tb.start_load('vm1', testbed.Load(procs=4, block_kb=4,
+                                              rw='randwrite'))
+            tb.measure(2.0)                  # the load gets going
+            held = tb.measure(4.0)['vm1'].iops
+            actuator.restore(uuid, 'vda', None)
+            free = tb.measure(4.0)['vm1'].iops
+            tb.stop_load('vm1')
+            self.assertLess(held, 20 * 1.2)
+            self.assertGreater(held, 20 * 0.5)
+            # 4 ms a request on the store: about 250 IOPS unheld.
+            self.assertGreater(free, 2 * 20)
+            self.assertEqual('', _cgroup_file(
+                tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
         finally:
             tb.stop()
         self._assert_nothing_left(conn)

@@ -195,8 +195,25 @@ class TestMetrics(testtools.TestCase):
         self.assertAlmostEqual(1700 / 64, summary['total_iops_mean'])
         self.assertEqual([0, 0], summary['reaction'])
         self.assertEqual(0, summary['overbooked_intervals'])
-        low = scenarios.summarize(PLAN, self.series(900), 100)
+        # p needs 960 KB/s, 30 requests of 64 KB in 2 s: 95 % is 28.5,
+        # so 28 requests (896 KB/s) meet it, 27 (864) do not.
+        edge = scenarios.summarize(PLAN, self.series(896), 100)
+        self.assertEqual(1.0, edge['worst_satisfied'])
+        low = scenarios.summarize(PLAN, self.series(864), 100)
         self.assertEqual(0.0, low['worst_satisfied'])
+
+    def test_a_need_is_met_in_whole_requests(self):
+        # Seed 7's plan 8: 17 KB/s at 4 KB is 8.5 requests in 2 s; 95 %
+        # of it (8.07) cannot be shown, 8 requests can.
+        self.assertTrue(scenarios.need_met(16.0, 17.0, 4, 2.0))
+        self.assertFalse(scenarios.need_met(14.0, 17.0, 4, 2.0))
+        # Large needs keep the 95 % bar (to within one request).
+        self.assertTrue(scenarios.need_met(950.0, 1000.0, 4, 2.0))
+        self.assertFalse(scenarios.need_met(948.0, 1000.0, 4, 2.0))
+        # An interval measured a little long: 8 requests in 2.02 s.
+        self.assertTrue(scenarios.need_met(8 * 4 / 2.02, 17.0, 4, 2.02))
+        # Under one request an interval, any interval meets the need.
+        self.assertTrue(scenarios.need_met(0.0, 2.0, 4, 2.0))
 
     def test_targets(self):
         good = scenarios.summarize(PLAN, self.series(1000), 100)
