@@ -1,7 +1,10 @@
 """The libvirt calls behind the kernel's peers (the shell around
-:mod:`iothrottle.bench.peers`): a domain's BFQ weight, and an actuator
-that puts the agent's caps on blk-throttle instead of QEMU.
+:mod:`iothrottle.bench.peers`): the guests' BFQ weights with the
+scheduler tuned for them, and an actuator that puts the agent's caps on
+blk-throttle instead of QEMU.
 """
+
+import contextlib
 
 import libvirt
 
@@ -15,6 +18,31 @@ def set_weight(conn, uuid, weight):
     """Set the domain's ``<blkiotune><weight>`` live."""
     conn.lookupByUUIDString(uuid).setBlkioParameters(
         {'weight': int(weight)}, _LIVE)
+
+
+@contextlib.contextmanager
+def bfq_weighted(conn, tb, floors, out):
+    """While in the block: each guest of ``floors`` ({name: floor}) at
+    its weight (``peers.bfq_weights``) and the testbed's BFQ at
+    ``peers.BFQ_TUNABLES``; the defaults after."""
+    names = list(floors)
+    weights = dict(zip(names, peers.bfq_weights([floors[n] for n in names])))
+    layer = tb.blocklayer
+    before = {k: layer.get_iosched(k) for k in peers.BFQ_TUNABLES}
+    out.write('bfq weights: %s; %s\n' % (
+        ', '.join('%s %d' % kv for kv in weights.items()),
+        ', '.join('%s %s' % kv for kv in peers.BFQ_TUNABLES.items())))
+    try:
+        for name, value in peers.BFQ_TUNABLES.items():
+            layer.set_iosched(name, value)
+        for name, weight in weights.items():
+            set_weight(conn, tb.instance_uuid(name), weight)
+        yield weights
+    finally:
+        for name in names:
+            set_weight(conn, tb.instance_uuid(name), peers.DEFAULT_WEIGHT)
+        for name, value in before.items():
+            layer.set_iosched(name, value)
 
 
 class BlkThrottleActuator(actuator_mod.Actuator):

@@ -166,23 +166,8 @@ class Seed000Run:
         if policy_name != peers.BFQ_WEIGHT:
             return self.observe(tb, agent, policy_name, on_interval,
                                 finish=agent.release_all)
-        floors = self.floors()
-        names = list(floors)
-        weights = dict(zip(names, peers.bfq_weights(
-            [floors[n] for n in names])))
-        self.out.write('bfq weights: %s\n' % ', '.join(
-            '%s %d' % kv for kv in weights.items()))
-        for name, weight in weights.items():
-            peers_libvirt.set_weight(conn, tb.instance_uuid(name), weight)
-
-        def finish():
-            for name in names:
-                peers_libvirt.set_weight(conn, tb.instance_uuid(name),
-                                         peers.DEFAULT_WEIGHT)
-        try:
+        with peers_libvirt.bfq_weighted(conn, tb, self.floors(), self.out):
             return self.observe(tb, agent, policy_name, on_interval)
-        finally:
-            finish()
 
     def observe(self, tb, agent, policy_name, on_interval=None,
                 caps_of=None, finish=None):
