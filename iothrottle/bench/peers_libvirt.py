@@ -22,17 +22,20 @@ def set_weight(conn, uuid, weight):
 
 @contextlib.contextmanager
 def bfq_weighted(conn, tb, floors, out):
-    """While in the block: each guest of ``floors`` ({name: floor}) at
-    its weight (``peers.bfq_weights``) and the testbed's BFQ at
-    ``peers.BFQ_TUNABLES``; the defaults after."""
+    """While in the block: the testbed's queue under BFQ at
+    ``peers.BFQ_TUNABLES`` and each guest of ``floors`` ({name: floor})
+    at its weight (``peers.bfq_weights``); the scheduler the testbed had
+    and the default weights after (a switch back resets BFQ's
+    tunables)."""
     names = list(floors)
     weights = dict(zip(names, peers.bfq_weights([floors[n] for n in names])))
     layer = tb.blocklayer
-    before = {k: layer.get_iosched(k) for k in peers.BFQ_TUNABLES}
+    before = layer.current_scheduler()
     out.write('bfq weights: %s; %s\n' % (
         ', '.join('%s %d' % kv for kv in weights.items()),
         ', '.join('%s %s' % kv for kv in peers.BFQ_TUNABLES.items())))
     try:
+        layer.set_scheduler(peers.scheduler(peers.BFQ_WEIGHT, before))
         for name, value in peers.BFQ_TUNABLES.items():
             layer.set_iosched(name, value)
         for name, weight in weights.items():
@@ -41,8 +44,7 @@ def bfq_weighted(conn, tb, floors, out):
     finally:
         for name in names:
             set_weight(conn, tb.instance_uuid(name), peers.DEFAULT_WEIGHT)
-        for name, value in before.items():
-            layer.set_iosched(name, value)
+        layer.set_scheduler(before)
 
 
 class BlkThrottleActuator(actuator_mod.Actuator):

@@ -167,7 +167,8 @@ class Seed000Run:
             return self.observe(tb, agent, policy_name, on_interval,
                                 finish=agent.release_all)
         with peers_libvirt.bfq_weighted(conn, tb, self.floors(), self.out):
-            return self.observe(tb, agent, policy_name, on_interval)
+            return self.observe(tb, agent, policy_name, on_interval,
+                                finish=agent.release_all)
 
     def observe(self, tb, agent, policy_name, on_interval=None,
                 caps_of=None, finish=None):

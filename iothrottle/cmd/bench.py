@@ -201,7 +201,7 @@ def parse_args(argv):
     p.add_argument('--short', action='store_true',
                    help='the short seed-000 plan and short scenarios')
     p.add_argument('--json', metavar='FILE', help='write results as JSON')
-    _block_layer_option(p, default='bfq')
+    _block_layer_option(p, default='mq-deadline')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
     args = parser.parse_args(argv)
@@ -217,14 +217,9 @@ def _peer_problem(arms, block_layer):
     """Why the kernel peers among ``arms`` cannot run on this testbed
     (None if they can)."""
     for arm in arms:
-        if arm not in peers.PEERS:
-            continue
-        needed = peers.required_scheduler(arm)
-        if block_layer is None or needed not in (None, block_layer):
-            return ('--policy %s needs --block-layer %s: it acts in the '
-                    'host block layer%s' % (
-                        arm, needed or 'SCHED',
-                        ', under %s only' % needed if needed else ''))
+        if arm in peers.PEERS and block_layer is None:
+            return ('--policy %s needs --block-layer SCHED: it acts in '
+                    'the host block layer' % arm)
     return None
 
 
