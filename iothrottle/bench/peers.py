@@ -101,6 +101,10 @@ POLICIES = ('none', 'guarantee', 'static') + PEERS
 # blk-throttle enforces.
 AGENT_POLICY = {BFQ_WEIGHT: 'none', BLK_THROTTLE: 'static'}
 
+# The scheduler the weights run under (nothing else reads them); every
+# other arm runs under the testbed's.
+WEIGHT_SCHEDULER = 'bfq'
+
 # libvirt accepts <blkiotune><weight> in [100, 1000] (its documented
 # range, cgroup v1 BFQ's upper bound); 100 is also its default.
 MIN_WEIGHT = 100
@@ -133,13 +137,6 @@ def agent_policy(name):
     """The iothrottle policy the agent runs for ``name`` (a peer or a
     policy)."""
     return AGENT_POLICY.get(name, name)
-
-
-def scheduler(name, testbed_scheduler):
-    """The host scheduler arm ``name`` runs under on a block-layer
-    testbed whose scheduler is ``testbed_scheduler``: BFQ for the
-    weights (nothing else reads them), the testbed's for the others."""
-    return 'bfq' if name == BFQ_WEIGHT else testbed_scheduler
 
 
 def bfq_weights(floors):
@@ -222,16 +219,13 @@ def table(rows_):
     for r in rows_:
         t = r['total_iops_vs_none']
         lines.append('%-12s | %6s %13s %8s | %6s %10s %14s %11s' % (
-            r['policy'], _pct(r['seed000_worst_floor']),
+            r['policy'], scenarios.pct(r['seed000_worst_floor']),
             '-' if r['seed000_total_kb_s'] is None else '%.0f (%s)' % (
-                r['seed000_total_kb_s'], _pct(r['seed000_total_vs_none'])),
+                r['seed000_total_kb_s'],
+                scenarios.pct(r['seed000_total_vs_none'])),
             report.ms(r['seed000_latency_ms']),
             r['floors_kept'] or '-', r['overbooked_shares'] or '-',
-            '-' if t is None else '%s / %s' % (_pct(t['min']),
-                                               _pct(t['p50'])),
+            '-' if t is None else '%s / %s' % (scenarios.pct(t['min']),
+                                               scenarios.pct(t['p50'])),
             report.ms(r['latency_ms_p50'])))
     return '\n'.join(lines)
-
-
-def _pct(value):
-    return '-' if value is None else '%.0f%%' % (value * 100)

@@ -35,7 +35,7 @@ def bfq_weighted(conn, tb, floors, out):
         ', '.join('%s %d' % kv for kv in weights.items()),
         ', '.join('%s %s' % kv for kv in peers.BFQ_TUNABLES.items())))
     try:
-        layer.set_scheduler(peers.scheduler(peers.BFQ_WEIGHT, before))
+        layer.set_scheduler(peers.WEIGHT_SCHEDULER)
         for name, value in peers.BFQ_TUNABLES.items():
             layer.set_iosched(name, value)
         for name, weight in weights.items():

@@ -8,6 +8,7 @@ capacity is measured first (the burster alone with 8 processes), so the
 controller works from a learned figure, not the configured delay.
 """
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -163,10 +164,11 @@ class Seed000Run:
     def run_policy(self, tb, conn, policy_name, on_interval=None):
         self._tb = tb
         agent = self.agent(conn, policy_name, self.capacity)
-        if policy_name != peers.BFQ_WEIGHT:
-            return self.observe(tb, agent, policy_name, on_interval,
-                                finish=agent.release_all)
-        with peers_libvirt.bfq_weighted(conn, tb, self.floors(), self.out):
+        weighted = (peers_libvirt.bfq_weighted(conn, tb, self.floors(),
+                                               self.out)
+                    if policy_name == peers.BFQ_WEIGHT
+                    else contextlib.nullcontext())
+        with weighted:
             return self.observe(tb, agent, policy_name, on_interval,
                                 finish=agent.release_all)
 

@@ -591,9 +591,9 @@ def plan_row(plan, results):
         lines.append(
             '  %-12s worst satisfied %5s  total %6.0f KB/s %5.1f IOPS'
             '  reaction %s  overbooked share %s  targets %s' % (
-                policy, _pct(r['worst_satisfied']), r['total_mean'],
+                policy, pct(r['worst_satisfied']), r['total_mean'],
                 r['total_iops_mean'],
-                r['reaction'], _pct(r['overbooked_share_min']),
+                r['reaction'], pct(r['overbooked_share_min']),
                 ' '.join('%s=%s' % (k, 'ok' if v else 'MISSED')
                          for k, v in targets(plan, results,
                                              policy).items()) or '-'))
@@ -610,15 +610,16 @@ def table(summary):
         n = a['total_iops_vs_none']
         lines.append('%-12s %18s %18s %18s %9s %9s  %s' % (
             policy,
-            '%s / %s' % (_pct(w and w['min']), _pct(w and w['p50'])),
-            '%s / %s' % (_pct(t and t['min']), _pct(t and t['p50'])),
-            '%s / %s' % (_pct(n and n['min']), _pct(n and n['p50'])),
+            '%s / %s' % (pct(w and w['min']), pct(w and w['p50'])),
+            '%s / %s' % (pct(t and t['min']), pct(t and t['p50'])),
+            '%s / %s' % (pct(n and n['min']), pct(n and n['p50'])),
             _intervals(a['reaction_p50']), _intervals(a['reaction_p95']),
             ' '.join('%s %s' % kv for kv in a['targets'].items())))
     return '\n'.join(lines)
 
 
-def _pct(value):
+def pct(value):
+    """A fraction as a whole percentage for a table ('-' for None)."""
     return '-' if value is None else '%.0f%%' % (value * 100)
 
 

@@ -421,11 +421,6 @@ class BlockLayer(object):
         """Write a tunable of the scheduler (``queue/iosched/NAME``)."""
         self._write_queue('iosched/%s' % name, str(value))
 
-    def get_iosched(self, name):
-        """Read a tunable of the scheduler (``queue/iosched/NAME``)."""
-        with open(self.sysfs('iosched/%s' % name)) as f:
-            return f.read().strip()
-
     def _add_partition(self, number, piece):
         _run([ADDPART, self.device, str(number),
               str(piece.offset_bytes // SECTOR),

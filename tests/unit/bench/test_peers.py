@@ -64,13 +64,8 @@ class TestThrottle(testtools.TestCase):
         self.assertEqual('none', peers.agent_policy(peers.BFQ_WEIGHT))
         self.assertEqual('static', peers.agent_policy(peers.BLK_THROTTLE))
         self.assertEqual('guarantee', peers.agent_policy('guarantee'))
-        # Weights run under BFQ whatever the testbed's scheduler; the
-        # others under the testbed's.
-        self.assertEqual('bfq', peers.scheduler(peers.BFQ_WEIGHT,
-                                                'mq-deadline'))
-        self.assertEqual('mq-deadline', peers.scheduler(peers.BLK_THROTTLE,
-                                                        'mq-deadline'))
-        self.assertEqual('none', peers.scheduler('guarantee', 'none'))
+        # Weights run under BFQ whatever the testbed's scheduler.
+        self.assertEqual('bfq', peers.WEIGHT_SCHEDULER)
 
 
 def seed000_run(total, worst, latency_ms):
