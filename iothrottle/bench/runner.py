@@ -145,20 +145,20 @@ class Seed000Run:
                 for vm in self.plan.vms}
 
     def calibrate(self, tb, conn):
-        """The store's IOPS with the burster alone at full parallelism."""
+        """The store's IOPS with the burster alone at full parallelism
+        (``seed000.sustained_iops``)."""
         probe = self.agent(conn, 'none', model.Capacity(1.0, 1.0))
         probe.step()
         tb.start_load(self.plan.vms[0].name, testbed.Load(
             procs=CALIBRATION_PROCS, block_kb=self.plan.block_kb,
             rw='randwrite'))
-        best = 0.0
         try:
-            for report in self._ticks(probe, 4):
-                best = max(best, sum(s.iops for s in report.samples))
+            ticks = [sum(s.iops for s in report.samples) for report in
+                     self._ticks(probe, 1 + seed000.CALIBRATION_TICKS)]
         finally:
             tb.stop_load(self.plan.vms[0].name)
         self._drain(probe)
-        return model.Capacity(max_iops=best,
+        return model.Capacity(max_iops=seed000.sustained_iops(ticks),
                               max_bytes_sec=STORE_MAX_BYTES_SEC)
 
     def run_policy(self, tb, conn, policy_name, on_interval=None):

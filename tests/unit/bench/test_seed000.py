@@ -41,6 +41,13 @@ class TestMetrics(testtools.TestCase):
         self.assertEqual([False, False, True, True, True, False, False,
                           True], counted)
 
+    def test_capacity_is_the_sustained_rate_not_the_best_tick(self):
+        # The first tick (processes starting) is dropped; the others are
+        # averaged: 94, 96, 93, 95 -> 94.5, not the best tick's 96.
+        self.assertEqual(94.5, seed000.sustained_iops([60, 94, 96, 93, 95]))
+        self.assertEqual(80.0, seed000.sustained_iops([80]))
+        self.assertRaises(ValueError, seed000.sustained_iops, [])
+
     def test_satisfaction_uses_min_of_demand_and_guarantee(self):
         intervals = [interval(t, vm1=990, vm2=600) for t in (6, 8)]
         intervals.append(interval(16, vm1=949, vm2=560))
