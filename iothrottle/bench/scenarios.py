@@ -34,9 +34,10 @@ the host stops all of a guest's processes together):
   log-uniform factor in [0.5, 2], or (``UNTOLD_PROBABILITY``) none at all,
   leaving the ``[storage]`` default (one 7200 rpm disk).
 
-Metrics (per run of one policy on one plan), in the counted intervals of
-``iothrottle.bench.seed000.counted`` (two intervals after every event are
-skipped):
+Metrics (per run of one policy on one plan), in the counted intervals
+(``counted``: the two intervals after every event are skipped, as in
+``iothrottle.bench.seed000``; an interval belongs to the event nearest
+its measured end, see ``after_event``):
 
 * each guest's *need* in an interval: ``min(demand, guarantee)`` while it
   runs; when the floors in demand exceed what the store's measured
@@ -192,7 +193,7 @@ class ScenarioPlan:
         return next(vm for vm in self.vms if vm.name == name)
 
     def step_times_s(self):
-        """Every event time (what ``seed000.counted`` skips after)."""
+        """Every event time (what ``counted`` skips after)."""
         return sorted({e.at_s for e in self.events})
 
     def burst_steps_s(self):
@@ -412,6 +413,27 @@ def _met(plan, interval, needs):
                for n, need in needs.items())
 
 
+def after_event(plan, event_s, interval, span_s):
+    """Whether ``interval`` is one of those that ran in the ``span_s``
+    seconds after the event at ``event_s``.
+
+    The runner starts an event after the tick whose measured end lies
+    within half an interval of the event's time, and ticks end a few
+    milliseconds late: the interval ending at 8.004 s ran before an event
+    at 8 s, the one ending at 10.004 s after it.
+    """
+    half_s = plan.interval_s / 2
+    return event_s + half_s < interval.end_s <= event_s + span_s + half_s
+
+
+def counted(plan, interval):
+    """Whether the metrics count ``interval``: not one of the
+    ``seed000.SETTLE_INTERVALS`` after an event."""
+    settle_s = seed000.SETTLE_INTERVALS * plan.interval_s
+    return not any(after_event(plan, t, interval, settle_s)
+                   for t in plan.step_times_s())
+
+
 def reaction_intervals(plan, intervals, capacity_iops):
     """Per burst step, the intervals until every need is met again (None:
     not before the next event or the end of the run)."""
@@ -421,7 +443,7 @@ def reaction_intervals(plan, intervals, capacity_iops):
         later = [t for t in events if t > step_s]
         until_s = later[0] if later else math.inf
         window = [i for i in intervals
-                  if step_s < i.end_s - 1e-9 <= until_s]
+                  if after_event(plan, step_s, i, until_s - step_s)]
         reaction = None
         for k, interval in enumerate(window):
             if _met(plan, interval,
@@ -434,7 +456,7 @@ def reaction_intervals(plan, intervals, capacity_iops):
 
 def summarize(plan, intervals, capacity_iops):
     """One policy's run of one plan: the JSON row of the bench."""
-    scored = [i for i in intervals if seed000.counted(plan, i)]
+    scored = [i for i in intervals if counted(plan, i)]
     judged = [(i,) + needs_kb_s(plan, i, capacity_iops) for i in scored]
     rows = []
     for vm in plan.vms:

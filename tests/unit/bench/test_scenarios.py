@@ -175,6 +175,26 @@ class TestMetrics(testtools.TestCase):
         self.assertEqual([1, 1],
                          scenarios.reaction_intervals(PLAN, series, 100))
 
+    def test_the_two_intervals_after_an_event_are_skipped_late_ticks_too(
+            self):
+        # Events at 0, 8, 12 and 16 s; ticks 4 ms late.  The tick ending
+        # at 8.004 ran before the step at 8 s and counts; 10.004 and
+        # 12.004 ran after it and do not.
+        ends = {t: scenarios.counted(PLAN, interval(t + 0.004))
+                for t in range(2, 23, 2)}
+        self.assertEqual([6, 8, 22], [t for t, c in ends.items() if c])
+
+    def test_reaction_windows_follow_the_runners_ticks(self):
+        # Ticks end a few ms late; the interval ending at 8.004 s ran
+        # before the step at 8 s (the runner starts it after that tick),
+        # so it belongs to step 0's window, not to step 8's.
+        ok = dict(b=700, p=1000)
+        bad = dict(b=700, p=500)
+        series = [interval(t + 0.004, **kb_s) for t, kb_s in (
+            (2, bad), (4, bad), (6, bad), (8, ok), (10, ok), (12, ok))]
+        self.assertEqual([3, 0],
+                         scenarios.reaction_intervals(PLAN, series, 100))
+
     def test_percentile_ranks_never_last(self):
         self.assertEqual(1, scenarios.percentile([0, 1, 2, 3], 50))
         self.assertIsNone(scenarios.percentile([0, None], 95))
