@@ -141,11 +141,11 @@ class TestTighten(testtools.TestCase):
         caps = {k: d.cap.iops for k, d in by_name(out).items()}
         self.assertNotIn('vm3', caps)
         # vm3 lacks more than both donors' excess over their shares:
-        # both are cut to their defended levels, 5 % over their shares,
-        # under their nominal floors.
+        # both are cut to their bare shares (no defend margin on an
+        # overbooked domain: the margins would overbook it again), under
+        # their nominal floors.
         for name, floor in (('vm1', 55), ('vm2', 30)):
-            self.assertAlmostEqual(0.776 * floor * 1.05, caps[name],
-                                   places=3)
+            self.assertAlmostEqual(0.776 * floor, caps[name], places=3)
             self.assertIn('overbooked', by_name(out)[name].reason)
 
     def test_a_domain_with_every_disk_capped_still_sees_its_latency(self):
@@ -167,12 +167,12 @@ class TestTighten(testtools.TestCase):
         # Floors of 100 + 10 + 40 on a store whose border is 97: vm2's
         # share (6.5) is under the minimum cap of 10 IOPS that no cap may
         # go under, so it keeps 10 and vm1 and vm3 share the other 87:
-        # vm1 is cut to 87 x 100 / 140, 5 % over, not to 97 x 100 / 150.
+        # vm1 is cut to its share 87 x 100 / 140, not to 97 x 100 / 150.
         out = decide([disk('vm1', 70, 0.1, min_iops=100),
                       disk('vm2', 12, 0.1, min_iops=10),
                       disk('vm3', 15, 0.5, min_iops=40)])
         caps = {k: d.cap.iops for k, d in by_name(out).items()}
-        self.assertAlmostEqual(87 / 140 * 100 * 1.05, caps['vm1'], places=3)
+        self.assertAlmostEqual(87 / 140 * 100, caps['vm1'], places=3)
         self.assertGreaterEqual(caps['vm2'], 10.0)
         self.assertNotIn('vm3', caps)
 
