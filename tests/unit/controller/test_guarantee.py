@@ -163,6 +163,26 @@ class TestTighten(testtools.TestCase):
         self.assertIn('capacity x0.77 of told', d.reason)
         self.assertTrue(out.saturated)
 
+    def test_a_capped_disk_draining_its_queue_does_not_speak_for_the_store(
+            self):
+        # Scenario plan 8 of seed 7, the interval after a capped burster
+        # stopped: its last requests drain from its throttle queue at
+        # 309 ms (1.5 IOPS, under its cap of 11) while three uncapped
+        # paced guests see 16-26 ms and vm4 runs at its cap.  The
+        # domain's latency is the uncapped disks' (19 ms, under the
+        # 30 ms threshold): no congestion, and the capacity learned
+        # before (94 IOPS) stands; read beside them, the draining disk
+        # made it 31 ms and taught 69 / 0.9 = 77 IOPS.
+        out = decide([disk('vm1', 1.5, 0.309, cap=model.Cap(11, 11 * KB64)),
+                      disk('vm2', 15, 0.016, min_iops=12),
+                      disk('vm3', 8.5, 0.016, min_iops=8),
+                      disk('vm4', 34, 0.09, min_iops=27,
+                           cap=model.Cap(36, 36 * KB64)),
+                      disk('vm5', 10, 0.026, min_iops=9)],
+                     state=guarantee.DomainState(learned_iops=94.0))
+        self.assertEqual(94.0, out.state.learned_iops)
+        self.assertFalse(out.saturated)
+
     def test_a_share_under_the_minimum_cap_keeps_it_the_others_pay(self):
         # Floors of 100 + 10 + 40 on a store whose border is 97: vm2's
         # share (6.5) is under the minimum cap of 10 IOPS that no cap may
