@@ -401,7 +401,8 @@ class TestHoldAndRelease(testtools.TestCase):
                       disk('vm2', 40, 0.02, min_iops=30)], state=CALM)
         d = by_name(out)['vm1']
         self.assertAlmostEqual(59.0, d.cap.iops, places=6)
-        self.assertIn('surplus 0.040 above the guard band', d.reason)
+        self.assertIn("vm2's surplus above the guard band allows 0.040",
+                      d.reason)
 
     def test_no_surplus_on_a_saturated_domain_holds_the_cap(self):
         cap = model.Cap(iops=59, bytes_sec=59 * KB64)
@@ -409,7 +410,27 @@ class TestHoldAndRelease(testtools.TestCase):
                       disk('vm2', 36, 0.02, min_iops=30)], state=CALM)
         d = by_name(out)['vm1']
         self.assertEqual(cap, d.cap)
-        self.assertIn('held: surplus 0.000', d.reason)
+        self.assertIn("held: vm2's surplus above the guard band allows "
+                      "0.000", d.reason)
+
+    def test_the_tightest_floor_bounds_a_release_not_the_sum(self):
+        # Scenario plan 0 of seed 0 on a 100 IOPS store at its border:
+        # vm3, two readers at 23.5 IOPS for a floor of 18.6 (126 %), has
+        # 1.2 IOPS above its guard band (22.3) and 1.86 of the 3.7
+        # requests in flight; vm2 has 2 to spare with 0.9 in flight, and
+        # the floorless vm5 0.95 in flight.  A release loses each its
+        # part of the in-flight requests, so vm3 allows 1.2 x 3.7 / 1.86
+        # = 2.4 IOPS: the summed surpluses (1.2 + 2 + vm5's whole 13)
+        # gave 16 and let vm1's cap grow its full 10 %.
+        cap = model.Cap(iops=31.3, bytes_sec=31.3 * KB64)
+        out = decide([disk('vm1', 31.3, 0.28, cap=cap),
+                      disk('vm2', 12.0, 0.9 / 12.0, min_iops=8.3),
+                      disk('vm3', 23.5, 1.86 / 23.5, min_iops=18.6),
+                      disk('vm5', 13.0, 0.95 / 13.0)], state=CALM)
+        d = by_name(out)['vm1']
+        bound = (23.5 - 18.6 * 1.2) * 3.71 / 1.86
+        self.assertAlmostEqual(31.3 + bound, d.cap.iops, places=6)
+        self.assertIn("vm3's surplus", d.reason)
 
     def test_a_met_floor_on_a_saturated_domain_limits_the_release(self):
         # vm2's paced demand (40 IOPS, 30 floor) is met: 0.4 in flight,
