@@ -432,6 +432,22 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertAlmostEqual(31.3 + bound, d.cap.iops, places=6)
         self.assertIn("vm3's surplus", d.reason)
 
+    def test_a_demand_under_its_floor_does_not_hold_the_release(self):
+        # A store at its border (47 + 6 + 38 = 91 %): vm2 is paced at 6
+        # IOPS for a floor of 9 and does not want more (0.15 in flight):
+        # it gets its demand, and a release cannot take from it what it
+        # does not ask for.  vm3, at 38 of a 30 IOPS floor, bounds the
+        # release alone: 2 IOPS above its guard band, 0.38 of the 0.53
+        # requests in flight, so 2.79 IOPS (under the 10 % step of 4.7;
+        # counted, vm2 would hold the cap).
+        cap = model.Cap(iops=47, bytes_sec=47 * KB64)
+        out = decide([disk('vm1', 47, 0.2, cap=cap),
+                      disk('vm2', 6, 0.025, min_iops=9),
+                      disk('vm3', 38, 0.01, min_iops=30)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertAlmostEqual(47 + 2 * 0.53 / 0.38, d.cap.iops, places=6)
+        self.assertIn("vm3's surplus", d.reason)
+
     def test_a_met_floor_on_a_saturated_domain_limits_the_release(self):
         # vm2's paced demand (40 IOPS, 30 floor) is met: 0.4 in flight,
         # it does not "want more" - yet a 10 % release of vm1 on a full
