@@ -345,7 +345,19 @@ to run with no change at all.  Still missed: a plan effectively
 overbooked by the floorless guests' minimum caps (plan 1); caps held
 at the border for a paced guest at exactly its floor, which never
 leaves a surplus (plan 5, 0.82-0.88 of ``none``'s requests); shares
-on CPU-bound overbooked plans under 95 %.
+on CPU-bound overbooked plans under 95 %.  Then (2026-11-24, scored
+against the store's sustained rate, ``doc/scenarios.rst``) overbooked
+donors cut to their bare shares, the latency read on the uncapped disks
+first and the release bounded by the tightest floor: seed 7's
+overbooked plans from 83-93 % of a share to 91-98 %, seed 0's to
+92-95 %; every floor kept on 6 of 7 plans of seed 0 and 5 of 6 of seed
+7; totals at >= 97 % of ``none`` on 4 of 7 and 5 of 6.  What is left:
+the 30 ms threshold of a domain that never had a quiet interval calls
+a store with three requests queued congested, and caps then grow back
+by 10 % steps instead of by the room (seed 0, plans 5 and 7); and a
+learned capacity of completions / border puts the border at the
+store's full rate, so a release "below the border" can push a store
+that is 96 % busy over (seed 7, plan 2).
 
 Tunables (``[controller]``)
 ---------------------------
