@@ -161,6 +161,11 @@ def throttle_params(node, cap):
             for param, axis in THROTTLE_PARAMS}
 
 
+def lifted_params(node):
+    """libvirt's blkio parameters that lift every limit on ``node``."""
+    return {param: '%s,0' % node for param, _ in THROTTLE_PARAMS}
+
+
 def _limit(value):
     """A cap's axis as blk-throttle's integer (0: no limit; a positive
     cap never rounds to 0, which would lift it)."""

@@ -47,6 +47,36 @@ def bfq_weighted(conn, tb, floors, out):
         layer.set_scheduler(before)
 
 
+def lift_throttle(conn, node, uuids):
+    """Lift every blk-throttle limit of the domains ``uuids`` on the
+    whole disk ``node``."""
+    for uuid in uuids:
+        conn.lookupByUUIDString(uuid).setBlkioParameters(
+            peers.lifted_params(node), _LIVE)
+
+
+@contextlib.contextmanager
+def throttle_lifted(conn, tb):
+    """While in the block: the blk-throttle arm; before and after it, no
+    blk-throttle limit on any guest of ``tb``.
+
+    The agent cannot be relied on to leave none: its drain steps, after
+    the loads stop and every lease was released, decide again (the
+    static policy caps every disk every interval), and no later agent
+    sees a blk-throttle limit to lift it (the QEMU actuator reconciles
+    only QEMU's own caps).  Left, plan 3's caps held the next plan's
+    arms: a 256 KB guest got 1536 KB/s, its previous 24 IOPS cap at 64
+    KB, under ``none`` (2026-11-24).
+    """
+    node = tb.blocklayer.disk_node
+    uuids = [tb.instance_uuid(name) for name in tb.guests]
+    lift_throttle(conn, node, uuids)
+    try:
+        yield
+    finally:
+        lift_throttle(conn, node, uuids)
+
+
 class BlkThrottleActuator(actuator_mod.Actuator):
     """The agent's actuator with the caps put on blk-throttle (the
     domain's ``<blkiotune><device>`` limits on the whole disk ``node``)
@@ -75,5 +105,4 @@ class BlkThrottleActuator(actuator_mod.Actuator):
 
     def restore(self, uuid, device, baseline):
         """Lift the limits (the baseline is QEMU's, never touched)."""
-        self._blkio(uuid, device, {p: '%s,0' % self.node
-                                   for p, _ in peers.THROTTLE_PARAMS})
+        self._blkio(uuid, device, peers.lifted_params(self.node))

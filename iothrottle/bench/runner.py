@@ -164,13 +164,19 @@ class Seed000Run:
     def run_policy(self, tb, conn, policy_name, on_interval=None):
         self._tb = tb
         agent = self.agent(conn, policy_name, self.capacity)
-        weighted = (peers_libvirt.bfq_weighted(conn, tb, self.floors(),
-                                               self.out)
-                    if policy_name == peers.BFQ_WEIGHT
-                    else contextlib.nullcontext())
-        with weighted:
+        with self._peer(conn, tb, policy_name):
             return self.observe(tb, agent, policy_name, on_interval,
                                 finish=agent.release_all)
+
+    def _peer(self, conn, tb, policy_name):
+        """What a kernel peer's run is wrapped in: the BFQ weights, or
+        blk-throttle limits lifted before and after it."""
+        if policy_name == peers.BFQ_WEIGHT:
+            return peers_libvirt.bfq_weighted(conn, tb, self.floors(),
+                                              self.out)
+        if policy_name == peers.BLK_THROTTLE:
+            return peers_libvirt.throttle_lifted(conn, tb)
+        return contextlib.nullcontext()
 
     def observe(self, tb, agent, policy_name, on_interval=None,
                 caps_of=None, finish=None):

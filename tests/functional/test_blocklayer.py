@@ -219,6 +219,15 @@ class TestBlockLayerTestbed(testtools.TestCase):
             self.assertGreater(free, 2 * 20)
             self.assertEqual('', _cgroup_file(
                 tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
+
+            # A limit the agent set again after releasing its leases (its
+            # drain steps decide) is lifted when the peer's run ends.
+            with peers_libvirt.throttle_lifted(conn, tb):
+                actuator.set_cap(uuid, 'vda', cap, None)
+                self.assertIn(' 20', _cgroup_file(
+                    tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
+            self.assertEqual('', _cgroup_file(
+                tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
         finally:
             tb.stop()
         self._assert_nothing_left(conn)

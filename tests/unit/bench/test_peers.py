@@ -53,6 +53,13 @@ class TestThrottle(testtools.TestCase):
         self.assertEqual(NODE + ',1', params['device_read_iops_sec'])
         self.assertEqual(NODE + ',0', params['device_write_bytes_sec'])
 
+    def test_lifting_sets_every_limit_to_none(self):
+        lifted = peers.lifted_params(NODE)
+        self.assertEqual(set(peers.throttle_params(NODE, model.Cap(1, 1))),
+                         set(lifted))
+        self.assertEqual({0}, {peers.device_limit(v, NODE)
+                               for v in lifted.values()})
+
     def test_device_limit_reads_libvirts_lists(self):
         text = '/dev/loop0,50,%s,20' % NODE
         self.assertEqual(20, peers.device_limit(text, NODE))
