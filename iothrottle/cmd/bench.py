@@ -35,6 +35,7 @@ no services (``--profile``: where the time goes; see
 """
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -201,6 +202,10 @@ def parse_args(argv):
     p.add_argument('--short', action='store_true',
                    help='the short seed-000 plan and short scenarios')
     p.add_argument('--json', metavar='FILE', help='write results as JSON')
+    p.add_argument('--trace', metavar='FILE',
+                   help='write every interval of the scenario plans: each '
+                        'guest\'s KB/s, latency and cap, and the decisions '
+                        'taken')
     _block_layer_option(p, default='mq-deadline')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
@@ -300,6 +305,19 @@ def run_seed004(args, out):
     return 0
 
 
+@contextlib.contextmanager
+def _tracer(path, run):
+    """A scenario_runner.Tracer of ``run`` writing to ``path`` while in
+    the block, or None without a path."""
+    from iothrottle.bench import scenario_runner   # libvirt, testbed
+
+    if not path:
+        yield None
+        return
+    with open(path, 'w') as trace:
+        yield scenario_runner.Tracer(trace, run)
+
+
 def run_scenarios(args, out):
     from iothrottle.bench import scenarios
 
@@ -325,13 +343,8 @@ def run_scenarios(args, out):
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
         out.flush()
-    trace = open(args.trace, 'w') if args.trace else None
-    try:
-        runs = run.run(policies, on_plan=on_plan, on_interval=(
-            scenario_runner.Tracer(trace, run) if trace else None))
-    finally:
-        if trace:
-            trace.close()
+    with _tracer(args.trace, run) as tracer:
+        runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
     summary = scenarios.aggregate(plans, [r for r, _ in runs])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
@@ -365,8 +378,9 @@ def run_peers(args, out):
               % (args.seed, args.block_layer))
     sc = scenario_runner.ScenarioRun(plans, out, prefix='itb-peer-',
                                      block_layer=args.block_layer)
-    runs = sc.run(list(peers.POLICIES), on_plan=lambda plan, r: out.write(
-        scenarios.plan_row(plan, r) + '\n'))
+    with _tracer(args.trace, sc) as tracer:
+        runs = sc.run(list(peers.POLICIES), on_plan=lambda plan, r: out.write(
+            scenarios.plan_row(plan, r) + '\n'), on_interval=tracer)
     scenario_results = [r for r, _ in runs]
     rows = peers.rows(results, plans, scenario_results)
     out.write('\n' + peers.table(rows) + '\n')

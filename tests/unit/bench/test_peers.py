@@ -153,3 +153,8 @@ class TestCommandLine(testtools.TestCase):
         self.assertEqual('kyber', args.block_layer)
         args = bench.parse_args(['peers'])
         self.assertEqual('mq-deadline', args.block_layer)
+
+    def test_peers_take_a_trace_file(self):
+        self.assertEqual('t.txt', bench.parse_args(
+            ['peers', '--trace', 't.txt']).trace)
+        self.assertIsNone(bench.parse_args(['peers']).trace)
