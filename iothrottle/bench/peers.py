@@ -58,7 +58,12 @@ floor, and for blk-throttle the capacity the controller is told.
   with no total (cgroup v1 and v2 alike), so the cap goes on each
   direction: a guest that mixes reads and writes may move up to twice
   its share.  That is the interface's weakness, kept, not worked
-  around.
+  around.  A second one shows in the runs: blk-throttle admits whole
+  requests per throttle slice (100 ms on a rotational queue, and the
+  loop device is one), so a limit acts as the multiple of 10 IOPS
+  below it: a cap of 25 passed 20 requests/s, caps of 12-18 passed 10
+  (``doc/peer-runs/2026-11-24-seed0.trace``), and the ``static``
+  caps, which sit just above the floors, fell under them.
 
 Each arm runs under the scheduler made for it: ``bfq-weight`` under BFQ
 (switched live for its run, and back), every other arm under the
