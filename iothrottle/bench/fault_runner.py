@@ -61,9 +61,9 @@ class FaultBench:
         """Every fault in turn; returns the rows (dicts)."""
         services_mod.ensure_rabbitmq()
         services_mod.ensure_mariadb()
-        # libvirt prints every error to stderr; the observers expect some
-        # (a domain with no baseline record, libvirtd restarting).
-        libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
+        # The observers expect some libvirt errors (a domain with no
+        # baseline record, libvirtd restarting).
+        connection_mod.silence_default_errors()
         rows = []
         with testbed.Testbed(self.run_.guests(), delay_ms=self.plan.delay_ms,
                              prefix=PREFIX,

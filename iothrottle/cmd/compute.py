@@ -346,14 +346,10 @@ def serve_conductor(conf, agent, host, stop, on_step=None):
         server.wait()
 
 
-def _silence_libvirt(_ctx, _err):
-    """libvirt prints every error to stderr by default; we report ours."""
-
-
 def main(argv=None):
     threads.setup()
     argv = sys.argv[1:] if argv is None else argv
-    libvirt.registerErrorHandler(_silence_libvirt, None)
+    connection_mod.silence_default_errors()
     conf = cmd.configure(PROG, build_conf, argv)
     if conf is None:
         return EXIT_ERROR

@@ -23,6 +23,7 @@ from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import baseline_record
 from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
+from iothrottle.compute import connection
 from iothrottle.compute import iotune
 from iothrottle import conf as iothrottle_conf
 from iothrottle.controller import model
@@ -45,10 +46,6 @@ flavors:
   bench.vm1: gold
 default_tier: gold
 '''
-
-
-def _silence_libvirt(_ctx, _err):
-    """Expected errors (a vanished domain) need not reach stderr."""
 
 
 class CapPolicy:
@@ -83,7 +80,8 @@ class TestAgentOnLibvirt(testtools.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        libvirt.registerErrorHandler(_silence_libvirt, None)
+        # Expected errors (a vanished domain) need not reach stderr.
+        connection.silence_default_errors()
         testbed.host.ensure_libvirt()
         cls.tb = testbed.Testbed([
             testbed.GuestSpec(name=name, flavor='bench.' + name,

@@ -1,5 +1,8 @@
 """Reopening a libvirt connection that died under the agent."""
 
+import subprocess
+import sys
+
 import fixtures
 import libvirt
 import testtools
@@ -59,3 +62,29 @@ class TestConnection(testtools.TestCase):
                          conn.getAllDomainStats(1, 2))
         # One warning for the outage, not one per attempt.
         self.assertEqual(1, self.logger.output.count('lost'))
+
+
+# A lookup that fails on libvirt's built-in test driver (no daemon).
+_FAILING_LOOKUP = """
+import libvirt
+from iothrottle.compute import connection
+if %r:
+    connection.silence_default_errors()
+conn = libvirt.open('test:///default')
+try:
+    conn.lookupByName('no-such-domain')
+except libvirt.libvirtError:
+    pass
+"""
+
+
+class TestSilenceDefaultErrors(testtools.TestCase):
+
+    def _stderr(self, silenced):
+        return subprocess.run(
+            [sys.executable, '-c', _FAILING_LOOKUP % silenced],
+            capture_output=True, text=True, check=True).stderr
+
+    def test_a_caught_error_reaches_stderr_only_by_default(self):
+        self.assertIn('Domain not found', self._stderr(False))
+        self.assertEqual('', self._stderr(True))
