@@ -49,10 +49,10 @@ disk the policy computes, from the host's view of the last interval:
   than half of what a held-back stream would gain is *demand-bound*,
   marked with its rate and latency, and does not want more while it
   keeps 95 % of that rate uncapped, or runs at the marked latency or
-  under it (a rate that falls there is a demand that fell).  The fall
-  is measured from the disk's *reference*, its slowest interval of the
-  last ``REFERENCE_INTERVALS`` (4) it ran uncapped
-  (``follow_responses``), not from the interval before: a cut
+  under it (a rate that falls there is a demand that fell:
+  ``follow_responses``).  The fall is measured from the disk's *reference*,
+  its slowest interval of the last ``REFERENCE_INTERVALS`` (4) it ran
+  uncapped (``follow_responses``), not from the interval before: a cut
   takes two intervals to show in a neighbour's latency, and a paced
   guest under its floor went 37 -> 30 -> 29 -> 27 ms after one, never
   20 % from one interval to the next; unmarked, it held three caps for
