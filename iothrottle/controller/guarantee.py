@@ -47,28 +47,10 @@ disk the policy computes, from the host's view of the last interval:
   of ``none``'s throughput.  So the policy also watches the response:
   a disk whose latency fell by 20 % or more while its rate grew by less
   than half of what a held-back stream would gain is *demand-bound*,
-  marked with its rate and latency, and does not want more while it
-  keeps 95 % of that rate uncapped, or runs at the marked latency or
-  under it (a rate that falls there is a demand that fell:
-  ``follow_responses``).  The fall is measured from the disk's *reference*,
-  its slowest interval of the last ``REFERENCE_INTERVALS`` (4) it ran
-  uncapped (``follow_responses``), not from the interval before: a cut
-  takes two intervals to show in a neighbour's latency, and a paced
-  guest under its floor went 37 -> 30 -> 29 -> 27 ms after one, never
-  20 % from one interval to the next; unmarked, it held three caps for
-  the rest of the run (scenario plan 7 of seed 0, 2026-11-25: 0.89 of
-  ``none``'s requests; 0.97 with the reference).  The references and
-  the marks are the only per-disk memory the policy has: lost, they
-  cost an interval or two in which the disk counts as wanting more.
-  Last, a capped disk under its cap whose latency is over
-  ``latency_factor`` x the domain's waits in its own throttle queue, not
-  the store's (``_draining``): a burster that stopped drains that queue
-  for an interval, a few requests at the queue's latency, with the
-  requests in flight of a starved stream.  Counted as wanting more,
-  such a guest (40 KB/s at 208 ms beside an uncapped guest at 43 ms)
-  was a victim at 22 % of its floor, and an eightfold deficit cut every
-  other guest to its floor for it (scenario plan 5 of seed 0: 0.84 of
-  ``none``'s requests; 0.91 without).
+  marked with its rate, and does not want more while it keeps 95 % of
+  that rate uncapped (``demand_marks``; the only per-disk memory the
+  policy has: lost, it costs an interval in which the disk counts as
+  wanting more).
 
 A domain is *saturated* when its total load reaches ``border_fraction``
 (0.9, as in seed 000 and VMware SIOC) of its *learned* capacity, or
@@ -325,9 +307,9 @@ keeps no per-disk memory it needs: the cap in force arrives with each
 sample (``DiskInput.cap``) and its load is recomputed from it, so a
 restarted controller or a second host picks up where the last one
 stopped.  Its state is per domain: the baseline latency, the learned
-capacity, two streak counters, and each uncapped disk's response
-reference with the demand-bound marks (lost, they cost an interval or
-two in which a demand-bound disk counts as wanting more).
+capacity, two streak counters, and last interval's rate and latency of
+each uncapped disk with the demand-bound marks (lost, they cost one
+interval in which a demand-bound disk counts as wanting more).
 
 Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
 size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
@@ -375,22 +357,7 @@ a store with three requests queued congested, and caps then grow back
 by 10 % steps instead of by the room (seed 0, plans 5 and 7); and a
 learned capacity of completions / border puts the border at the
 store's full rate, so a release "below the border" can push a store
-that is 96 % busy over (seed 7, plan 2).  The traces of 2026-11-25 put
-two of those losses elsewhere: plan 7's caps were held by a paced guest
-whose demand-bound mark never fired (its latency fell in steps under
-20 %), and plan 5's by a stopped burster taken for a victim while it
-drained its throttle queue.  With the response reference and the
-draining test (above), seed 0 (store 94.1 IOPS): every floor kept on
-6 of 7 plans (plan 1, effectively overbooked, at 33 %), totals >= 97 %
-of ``none`` on 4 of 7 (plan 2 0.96, plan 5 0.91, plan 7 0.966 - plan 5
-at 0.82-0.86 before), overbooked shares 96, 91 and 92 %; seed 7 (93.3
-IOPS): every floor kept on 6 of 6, totals 5 of 6 (plan 8, 0.92: its
-burster cut to the minimum cap for three guests at 80-91 % of their
-floors, then grown back by the room), shares 89, 96, 92 and 93 %.
-Plan 5's remaining loss is the guaranteed bursters' caps growing back
-by 10 % steps while the domain's only uncapped guest, paced, sits at
-30-50 ms over the 30 ms threshold, and that guest's mark lost to a
-request less (256 of its 288 KB/s) at a higher latency.
+that is 96 % busy over (seed 7, plan 2).
 
 Tunables (``[controller]``)
 ---------------------------
@@ -435,7 +402,7 @@ ROOM_SHARE = 0.5
 # far below one request per second on any domain.
 SETTLE_STEPS = 40
 
-# Demand-bound streams (``follow_responses``): a latency fall of at least
+# Demand-bound streams (``demand_marks``): a latency fall of at least
 # 20 % is a test two 2 s intervals of +-7 % noise still read; a stream
 # held back by the queue gains about as much rate as its latency fell
 # (elasticity 1), one at its demand nothing (0): half-way tells them
@@ -444,14 +411,6 @@ SETTLE_STEPS = 40
 RESPONSE_LATENCY_DROP = 0.2
 DEMAND_ELASTICITY = 0.5
 DEMAND_KEPT = 0.95
-
-# A disk's response reference is its slowest of this many recent
-# uncapped intervals: a cut's effect on its neighbours' latency takes
-# two intervals to show in full (the cut disk's throttle queue fills,
-# the store's drains: 37 -> 30 -> 29 ms, scenario plan 7 of seed 0), and
-# a third keeps a slow interval that one noisy one followed; older
-# intervals ran under other caps and demands and prove nothing now.
-REFERENCE_INTERVALS = 4
 
 # Consecutive tightening intervals double the cut, up to 2^3 = 8 times
 # the deficit: a victim that is latency-bound (one synchronous stream)
@@ -514,18 +473,16 @@ class DomainState:
     kept in IOPS, not as a multiple of the told capacity, so that a
     told capacity that changes (the conductor's peak replacing the
     ``[storage]`` default) does not move what was learned.
-    ``references``: ``(disk_id, iops, latency_s, age_intervals)`` of
-    each uncapped disk, its slowest interval of the last
-    ``REFERENCE_INTERVALS`` (``follow_responses``); ``demand_bound``:
-    ``(disk_id, iops, latency_s)`` of the disks found limited by their
-    own demand, and the rate and latency they were found at
-    (``follow_responses``).
+    ``served``: ``(disk_id, iops, latency_s)`` of each uncapped disk
+    last interval; ``demand_bound``: ``(disk_id, iops)`` of the disks
+    found limited by their own demand, and the rate they were found at
+    (``demand_marks``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
     calm_streak: int = 0
     learned_iops: float = 0.0
-    references: tuple = ()
+    served: tuple = ()
     demand_bound: tuple = ()
 
     def capacity_scale(self, told):
@@ -597,11 +554,10 @@ class Assessment:
         return self.disk.sample.instance_name or self.disk.disk_id
 
 
-def assess(disk, capacity, want_inflight, demand_bound=False,
-           draining=False):
+def assess(disk, capacity, want_inflight, demand_bound=False):
     """Turn one ``DiskInput`` into the figures the loop works with; a
-    ``demand_bound`` disk (``follow_responses``) or a ``draining`` one
-    (``_draining``) does not want more unless it runs at a cap."""
+    ``demand_bound`` disk (``demand_marks``) does not want more unless it
+    runs at a cap."""
     s = disk.sample
     g = disk.guarantee
     size = cost.mean_request_bytes(s.iops, s.bytes_sec)
@@ -622,29 +578,8 @@ def assess(disk, capacity, want_inflight, demand_bound=False,
                                    size),
         cap_load=cap_load,
         satisfaction=min(ratios) if ratios else math.inf,
-        wants_more=((s.inflight >= want_inflight and not demand_bound
-                     and not draining)
+        wants_more=((s.inflight >= want_inflight and not demand_bound)
                     or _at_cap(s, disk.cap)))
-
-
-def _draining(disk, domain_latency_s, latency_factor):
-    """Whether a capped disk running under its cap waits in a queue of
-    its own, not the store's: its latency is over ``latency_factor`` x
-    the domain's (the congestion test's multiple).  QEMU counts the wait
-    in its throttle queue in the latency libvirt reports, and a burster
-    that stopped drains that queue for an interval: a few requests at
-    the queue's latency, its requests in flight by Little's law those of
-    a starved stream.  Counted as wanting more, such a guest (its floor
-    178 KB/s, 40 KB/s done at 208 ms, beside an uncapped guest at 43 ms)
-    was a victim at 22 % of its floor: every other guest was cut to its
-    floor by an eightfold deficit, for a guest with nothing left to do
-    (scenario plan 5 of seed 0, 0.84 of ``none``'s requests).  A
-    starved capped disk waits where the others do, at about the
-    domain's latency."""
-    s = disk.sample
-    return (disk.cap is not None and not _at_cap(s, disk.cap)
-            and domain_latency_s > 0
-            and s.latency_s > latency_factor * domain_latency_s)
 
 
 def _at_cap(sample, cap):
@@ -736,13 +671,10 @@ class GuaranteePolicy(policy.Policy):
                             t.border_fraction)
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
-        refs, marks = follow_responses(state.references,
-                                       state.demand_bound, view.disks)
-        marked = {mark[0] for mark in marks}
+        marks = demand_marks(state.served, state.demand_bound, view.disks)
+        marked = {disk_id for disk_id, _ in marks}
         rows = [assess(d, view.capacity, t.want_inflight,
-                       d.disk_id in marked,
-                       _draining(d, latency_s, t.latency_factor))
-                for d in view.disks]
+                       d.disk_id in marked) for d in view.disks]
         total_load = sum(r.load for r in rows)
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
                                     _quiet(view.disks))
@@ -779,7 +711,8 @@ class GuaranteePolicy(policy.Policy):
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
-                              told.max_iops * scale, refs, marks),
+                              told.max_iops * scale, _served(view.disks),
+                              marks),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -832,8 +765,8 @@ class GuaranteePolicy(policy.Policy):
                 _next_baseline(state.baseline_latency_s, latency_s,
                                inflight < BUSY_INFLIGHT),
                 0, state.calm_streak + 1, told.max_iops * scale,
-                *follow_responses(state.references, state.demand_bound,
-                                  disks)),
+                _served(disks),
+                demand_marks(state.served, state.demand_bound, disks)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -1133,77 +1066,47 @@ def learn_scale(scale, told_load, congested, border_fraction):
     return min(high, max(low, scale))
 
 
-def follow_responses(references, marked, disks):
-    """The uncapped ``disks``' response references and demand-bound
-    marks after this interval, from last interval's ``references`` and
-    ``marked`` ones: ``((disk_id, iops, latency_s, age_intervals), ...)``
-    and ``((disk_id, iops, latency_s), ...)``, in one pass (the calm
-    path runs it on every domain).
+def demand_marks(served, marked, disks):
+    """``(disk_id, iops)`` of the uncapped ``disks`` limited by their own
+    demand, from last interval's ``served`` and ``marked`` ones.
 
     Little's law cannot tell a paced stream with a few requests in
     flight at a slow store from a starved one.  Their response can: when
-    a disk's latency falls by ``RESPONSE_LATENCY_DROP`` or more from its
-    reference, a stream held back by the queue speeds up in proportion
-    (a closed loop's rate is ``1 / latency``), one running at its demand
-    does not.  A disk whose rate grew by less than ``DEMAND_ELASTICITY``
-    of what the latency drop would give a held-back stream is marked
-    with its rate and latency.  It keeps the mark unless it does less
-    than ``DEMAND_KEPT`` of that rate at a higher latency
-    (``_held_back_again``), or runs under a cap.
-
-    A disk's reference is the interval with the highest latency among
-    its last ``REFERENCE_INTERVALS`` uncapped ones.  A cut's effect on a
-    neighbour's latency spreads over intervals (the cut disk's throttle
-    queue fills and the store's queue drains): a paced guest went 37 ->
-    30 -> 29 -> 27 ms after one (scenario plan 7 of seed 0), never 20 %
-    from one interval to the next, and compared only with the interval
-    before, the test never fired.  Against the slowest recent interval
-    it fires on the second.
+    a disk's latency falls by ``RESPONSE_LATENCY_DROP`` or more, a
+    stream held back by the queue speeds up in proportion (a closed
+    loop's rate is ``1 / latency``), one running at its demand does not.
+    A disk whose rate grew by less than ``DEMAND_ELASTICITY`` of what the
+    latency drop would give a held-back stream is marked with its rate;
+    it keeps the mark while it does at least ``DEMAND_KEPT`` of that
+    rate uncapped (under it, it is held back again and loses the mark).
     """
-    before = {r[0]: r for r in references}
-    kept = {m[0]: m for m in marked}
-    refs = []
-    marks = []
-    last_age = REFERENCE_INTERVALS - 1
-    fallen = 1 - RESPONSE_LATENCY_DROP
+    before = {disk_id: (iops, latency_s)
+              for disk_id, iops, latency_s in served}
+    kept = dict(marked)
+    out = []
     for d in disks:
-        if d.cap is not None:
-            continue
         s = d.sample
-        iops = s.iops
-        latency_s = s.latency_s
-        if iops <= 0 or latency_s <= 0:
+        if d.cap is not None or s.iops <= 0 or s.latency_s <= 0:
             continue
-        disk_id = d.disk_id
-        prev = before.get(disk_id)
-        if prev is None or prev[3] >= last_age or latency_s >= prev[2]:
-            refs.append((disk_id, iops, latency_s, 0))
-        else:
-            refs.append((disk_id, prev[1], prev[2], prev[3] + 1))
-        mark = kept.get(disk_id) if kept else None
-        if mark is not None:
-            if not _held_back_again(s, mark[1], mark[2]):
-                marks.append(mark)
-        elif (prev is not None and latency_s <= fallen * prev[2]
-              and math.log(iops / prev[1])
-              < DEMAND_ELASTICITY * math.log(prev[2] / latency_s)):
-            marks.append((disk_id, iops, latency_s))
-    return tuple(refs), tuple(marks)
+        if d.disk_id in kept:
+            if s.iops >= DEMAND_KEPT * kept[d.disk_id]:
+                out.append((d.disk_id, kept[d.disk_id]))
+            continue
+        prev = before.get(d.disk_id)
+        if prev is None or prev[0] <= 0 or prev[1] <= 0:
+            continue
+        if s.latency_s > (1 - RESPONSE_LATENCY_DROP) * prev[1]:
+            continue
+        elasticity = (math.log(s.iops / prev[0])
+                      / math.log(prev[1] / s.latency_s))
+        if elasticity < DEMAND_ELASTICITY:
+            out.append((d.disk_id, s.iops))
+    return tuple(out)
 
 
-def _held_back_again(sample, mark_iops, mark_latency_s):
-    """Whether a disk marked demand-bound at ``mark_iops`` and
-    ``mark_latency_s`` may be held back by the queue again: it does less
-    than ``DEMAND_KEPT`` of its marked rate at a latency above the
-    marked one.  A rate that fell at the marked latency or under it is
-    a demand that fell (held back, it would do at least as much as
-    there).  Any latency rise with it ends the mark, however small the
-    fall looks beside it: a paced guest of two streams, marked at 6.0
-    MB/s and 37 ms, did 4.6, 4.4 and 3.7 MB/s of a 4.8 MB/s floor at 105
-    to 138 ms, a quarter of a closed loop's loss, and was held back all
-    the same (scenario plan 0 of seed 0)."""
-    return (sample.iops < DEMAND_KEPT * mark_iops
-            and sample.latency_s > mark_latency_s)
+def _served(disks):
+    return tuple((d.disk_id, d.sample.iops, d.sample.latency_s)
+                 for d in disks if d.cap is None)
 
 
 def learned_capacity(told, scale):

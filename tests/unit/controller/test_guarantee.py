@@ -36,14 +36,6 @@ def by_name(outcome):
     return {d.instance_uuid: d for d in outcome.decisions}
 
 
-def marks_after(references, marked, disks):
-    return guarantee.follow_responses(references, marked, disks)[1]
-
-
-def refs_after(references, disks):
-    return guarantee.follow_responses(references, (), disks)[0]
-
-
 class TestWantsMore(testtools.TestCase):
 
     def test_paced_satisfied_stream_does_not_want_more(self):
@@ -64,26 +56,6 @@ class TestWantsMore(testtools.TestCase):
         self.assertTrue(r.wants_more)
         r = guarantee.assess(disk('vm1', 10, 0.010, cap=cap), STORE, 0.5)
         self.assertFalse(r.wants_more)
-
-    def test_a_stopped_burster_draining_its_throttle_queue_is_no_victim(
-            self):
-        # Scenario plan 5 of seed 0: g2 (floor 6 requests/s) stopped; its
-        # cap of 14 drains 1.25 requests/s at 208 ms (0.26 in flight
-        # here, 0.52 there) beside an uncapped paced guest at 43 ms.
-        cap = model.Cap(iops=14, bytes_sec=14 * KB64)
-        stopped = disk('g2', 2.5, 0.208, min_iops=6, cap=cap)
-        paced = disk('g6', 9, 0.043)
-        donor = disk('g4', 60, 0.050, cap=model.Cap(60, 60 * KB64))
-        out = decide([stopped, paced, donor],
-                     state=guarantee.DomainState(0.010))
-        self.assertEqual(60, by_name(out)['g4'].cap.iops)
-        self.assertIn('held', by_name(out)['g4'].reason)
-        # The same guest at the store's latency is starved, and defended.
-        starved = disk('g2', 2.5, 0.208, min_iops=6, cap=cap)
-        slow = disk('g6', 9, 0.150)
-        out = decide([starved, slow, donor],
-                     state=guarantee.DomainState(0.010))
-        self.assertLess(by_name(out)['g4'].cap.iops, 60)
 
     def test_floor_load_follows_request_size(self):
         small = guarantee.assess(disk('a', 10, 0.01, min_iops=10,
@@ -733,70 +705,26 @@ class TestDemandBound(testtools.TestCase):
         # Scenario plan 7 of seed 0: a paced guest at 20 IOPS, 44 ms,
         # then 28 ms and 21.5 IOPS: at its demand, not held back.
         paced = [disk('p', 21.5, 0.028, min_iops=26)]
-        marks = marks_after((('p/vda', 20.0, 0.044, 0),), (), paced)
-        self.assertEqual((('p/vda', 21.5, 0.028),), marks)
+        marks = guarantee.demand_marks((('p/vda', 20.0, 0.044),), (),
+                                       paced)
+        self.assertEqual((('p/vda', 21.5),), marks)
         # A closed loop at 1 / latency: 22.7 -> 35.7 IOPS, not marked.
         loop = [disk('p', 35.7, 0.028, min_iops=26)]
-        self.assertEqual((), marks_after(
-            (('p/vda', 22.7, 0.044, 0),), (), loop))
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 22.7, 0.044),), (), loop))
         # A latency that hardly moved proves nothing.
-        self.assertEqual((), marks_after(
-            (('p/vda', 20.0, 0.030, 0),), (), paced))
-
-    def test_the_reference_is_the_slowest_recent_interval(self):
-        # Scenario plan 7 of seed 0 (2026-11-25): after a cut the paced
-        # guest went 37 -> 30 -> 29 ms at 20 IOPS, never 20 % from one
-        # interval to the next; against its slowest recent interval the
-        # second fall is a response, and the stream is marked.
-        refs = ()
-        marks = ()
-        seen = []
-        for latency_s in (0.037, 0.030, 0.029):
-            disks = [disk('p', 20.0, latency_s, min_iops=26)]
-            refs, marks = guarantee.follow_responses(refs, marks, disks)
-            seen.append(marks)
-        self.assertEqual([(), (), (('p/vda', 20.0, 0.029),)], seen)
-        self.assertEqual((('p/vda', 20.0, 0.037, 2),), refs)
-
-    def test_the_reference_ages_out_and_a_slower_interval_replaces_it(
-            self):
-        n = guarantee.REFERENCE_INTERVALS
-        refs = (('p/vda', 20.0, 0.050, n - 1),)
-        self.assertEqual((('p/vda', 20.0, 0.020, 0),),
-                         refs_after(
-                             refs, [disk('p', 20.0, 0.020)]))
-        refs = (('p/vda', 20.0, 0.050, 1),)
-        self.assertEqual((('p/vda', 18.0, 0.060, 0),),
-                         refs_after(
-                             refs, [disk('p', 18.0, 0.060)]))
-        # A capped disk has no reference: its latency is its cap's.
-        cap = model.Cap(iops=30, bytes_sec=30 * KB64)
-        self.assertEqual((), refs_after(
-            refs, [disk('p', 20.0, 0.020, cap=cap)]))
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 20.0, 0.030),), (), paced))
 
     def test_the_mark_holds_while_the_rate_does_and_not_under_a_cap(self):
-        marked = (('p/vda', 20.0, 0.05),)
-        self.assertEqual(marked, marks_after(
+        marked = (('p/vda', 20.0),)
+        self.assertEqual(marked, guarantee.demand_marks(
             (), marked, [disk('p', 19.2, 0.05, min_iops=26)]))
-        cap = model.Cap(iops=30, bytes_sec=30 * KB64)
-        self.assertEqual((), marks_after(
-            (), marked, [disk('p', 20.0, 0.05, min_iops=26, cap=cap)]))
-
-    def test_the_mark_ends_when_the_stream_is_held_back_again(self):
-        marked = (('p/vda', 20.0, 0.05),)
-        # 10 % fewer at a higher latency: perhaps held back, unmarked.
-        self.assertEqual((), marks_after(
-            (), marked, [disk('p', 18.0, 0.0625, min_iops=26)]))
-        # Scenario plan 0 of seed 0: a quarter of a closed loop's loss
-        # (6.0 -> 4.6 MB/s at 37 -> 105 ms) is held back all the same.
-        self.assertEqual((), marks_after(
-            (), (('p/vda', 94.0, 0.037),),
-            [disk('p', 72.0, 0.105, min_iops=74)]))
-        # 10 % fewer at the marked latency or under it: its demand fell.
-        self.assertEqual(marked, marks_after(
+        self.assertEqual((), guarantee.demand_marks(
             (), marked, [disk('p', 18.0, 0.05, min_iops=26)]))
-        self.assertEqual(marked, marks_after(
-            (), marked, [disk('p', 12.0, 0.03, min_iops=26)]))
+        cap = model.Cap(iops=30, bytes_sec=30 * KB64)
+        self.assertEqual((), guarantee.demand_marks(
+            (), marked, [disk('p', 20.0, 0.05, min_iops=26, cap=cap)]))
 
     def test_a_demand_bound_guest_under_its_floor_holds_no_neighbour(self):
         # p runs at its demand (20 IOPS, 0.8 in flight) under its 26 IOPS
@@ -805,9 +733,8 @@ class TestDemandBound(testtools.TestCase):
         disks = [disk('f', 75, 0.04), disk('p', 20, 0.04, min_iops=26)]
         cut = decide(disks, state=guarantee.DomainState(0.010))
         self.assertIn('f', by_name(cut))
-        marked = guarantee.DomainState(
-            0.010, references=(('p/vda', 20, 0.04, 0),),
-            demand_bound=(('p/vda', 20.0, 0.04),))
+        marked = guarantee.DomainState(0.010, served=(('p/vda', 20, 0.04),),
+                                       demand_bound=(('p/vda', 20.0),))
         out = decide(disks, state=marked)
         self.assertEqual((), out.decisions)
-        self.assertEqual((('p/vda', 20.0, 0.04),), out.state.demand_bound)
+        self.assertEqual((('p/vda', 20.0),), out.state.demand_bound)
