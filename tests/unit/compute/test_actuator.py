@@ -7,6 +7,7 @@ import testtools
 
 from iothrottle.compute import actuator
 from iothrottle.compute import baseline_record
+from iothrottle.compute import connection
 from iothrottle.compute import instances
 from iothrottle.compute import iotune
 from iothrottle.controller import model
@@ -187,7 +188,7 @@ class TestBaselineInTheDomain(testtools.TestCase):
         with open(node, 'w') as f:
             f.write(NODE_XML)
         # libvirt logs every "metadata not found" it raises to stderr.
-        libvirt.registerErrorHandler(lambda *_args: None, None)
+        connection.silence_default_errors()
         self.addCleanup(libvirt.registerErrorHandler, None, None)
         self.conn = libvirt.open('test://' + node)
         self.addCleanup(self.conn.close)
