@@ -57,6 +57,26 @@ class TestWantsMore(testtools.TestCase):
         r = guarantee.assess(disk('vm1', 10, 0.010, cap=cap), STORE, 0.5)
         self.assertFalse(r.wants_more)
 
+    def test_a_stopped_burster_draining_its_throttle_queue_is_no_victim(
+            self):
+        # Scenario plan 5 of seed 0: g2 (floor 6 requests/s) stopped; its
+        # cap of 14 drains 1.25 requests/s at 208 ms (0.26 in flight
+        # here, 0.52 there) beside an uncapped paced guest at 43 ms.
+        cap = model.Cap(iops=14, bytes_sec=14 * KB64)
+        stopped = disk('g2', 2.5, 0.208, min_iops=6, cap=cap)
+        paced = disk('g6', 9, 0.043)
+        donor = disk('g4', 60, 0.050, cap=model.Cap(60, 60 * KB64))
+        out = decide([stopped, paced, donor],
+                     state=guarantee.DomainState(0.010))
+        self.assertEqual(60, by_name(out)['g4'].cap.iops)
+        self.assertIn('held', by_name(out)['g4'].reason)
+        # The same guest at the store's latency is starved, and defended.
+        starved = disk('g2', 2.5, 0.208, min_iops=6, cap=cap)
+        slow = disk('g6', 9, 0.150)
+        out = decide([starved, slow, donor],
+                     state=guarantee.DomainState(0.010))
+        self.assertLess(by_name(out)['g4'].cap.iops, 60)
+
     def test_floor_load_follows_request_size(self):
         small = guarantee.assess(disk('a', 10, 0.01, min_iops=10,
                                       size=4096),
