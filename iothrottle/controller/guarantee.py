@@ -620,9 +620,9 @@ def _draining(disk, domain_latency_s, latency_factor):
     178 KB/s, 40 KB/s done at 208 ms, beside an uncapped guest at 43 ms)
     was a victim at 22 % of its floor: every other guest was cut to its
     floor by an eightfold deficit, for a guest with nothing left to do
-    (scenario plan 5 of seed 0, 0.84 of ``none``'s requests).  A
-    starved capped disk waits where the others do, at about the
-    domain's latency."""
+    (scenario plan 5 of seed 0, 0.82-0.86 of ``none``'s requests; 0.93
+    with this test).  A starved capped disk waits where the others do,
+    at about the domain's latency."""
     s = disk.sample
     return (disk.cap is not None and not _at_cap(s, disk.cap)
             and domain_latency_s > 0
