@@ -287,6 +287,21 @@ def draw_plan(seed, index, short=False):
                         duration_s=duration_s)
 
 
+def stretched(plan, factor):
+    """``plan`` run ``factor`` times longer: every event at ``factor``
+    times its time, on the same interval grid.  The same guests, floors,
+    demands and told capacity, each phase ``factor`` times as many
+    intervals: what a policy loses in the intervals after an event
+    weighs ``factor`` times less in its totals, so a run of both tells
+    a transient from a steady state."""
+    if factor == 1:
+        return plan
+    return dataclasses.replace(
+        plan, duration_s=plan.duration_s * factor,
+        events=tuple(dataclasses.replace(e, at_s=e.at_s * factor)
+                     for e in plan.events))
+
+
 def _paced_demand_iops(rng, floor_iops, overbooked):
     if floor_iops <= 0:
         return rng.uniform(0.05, 0.2) * NOMINAL_IOPS

@@ -56,6 +56,9 @@ ARMS = SCENARIO_POLICIES + peers.PEERS
 FAULT_NAMES = tuple(fault.name for fault in faults.FAULTS)
 # Plans one scenarios run may draw: 50 full plans are ~1.5 h already.
 MAX_SCENARIO_COUNT = 50
+# How much longer --stretch may make a plan: 5 x 22 s is ~2 minutes a
+# plan and policy, ten plans of two policies ~45 minutes.
+MAX_STRETCH = 5
 # Largest scale run: issue 12's biggest size; one process simulates every
 # host, so more would measure the simulator, not the conductor.
 MAX_SCALE_INSTANCES = 50000
@@ -71,6 +74,14 @@ def _count(text):
     if not 1 <= value <= MAX_SCENARIO_COUNT:
         raise argparse.ArgumentTypeError(
             '--count must be 1-%d, got %d' % (MAX_SCENARIO_COUNT, value))
+    return value
+
+
+def _stretch(text):
+    value = int(text)
+    if not 1 <= value <= MAX_STRETCH:
+        raise argparse.ArgumentTypeError(
+            '--stretch must be 1-%d, got %d' % (MAX_STRETCH, value))
     return value
 
 
@@ -151,6 +162,11 @@ def parse_args(argv):
                          'default: %s)' % ', '.join(SCENARIO_POLICIES))
     sc.add_argument('--short', action='store_true',
                     help='shorter runs, at most 5 guests (the e2e test)')
+    sc.add_argument('--stretch', type=_stretch, default=1, metavar='N',
+                    help='run every plan N times longer, each event at N '
+                         'times its time (1-%d; default 1): a transient '
+                         'weighs N times less in the totals'
+                    % MAX_STRETCH)
     sc.add_argument('--json', metavar='FILE', help='write results as JSON')
     sc.add_argument('--png', metavar='FILE',
                     help='write the per-plan figure')
@@ -325,6 +341,7 @@ def run_scenarios(args, out):
     plans = scenarios.draw_plans(args.count, args.seed, short=args.short)
     if args.plan:
         plans = [p for p in plans if p.index in args.plan]
+    plans = [scenarios.stretched(p, args.stretch) for p in plans]
     if args.dry_run:
         for plan in plans:
             out.write(plan.describe() + '\n')
@@ -350,7 +367,7 @@ def run_scenarios(args, out):
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
-        'block_layer': args.block_layer,
+        'stretch': args.stretch, 'block_layer': args.block_layer,
         'capacity_iops': run.capacity.max_iops, 'summary': summary,
         'plans': scenarios.plans_document(plans, [r for r, _ in runs])}
     if args.json:

@@ -154,6 +154,13 @@ class TestCommandLine(testtools.TestCase):
         args = bench.parse_args(['peers'])
         self.assertEqual('mq-deadline', args.block_layer)
 
+    def test_stretch_is_bounded(self):
+        self.assertEqual(3, bench.parse_args(
+            ['scenarios', '--stretch', '3']).stretch)
+        self.assertEqual(1, bench.parse_args(['scenarios']).stretch)
+        self.assertIn('--stretch must be 1-5, got 9',
+                      self._error(['scenarios', '--stretch', '9']))
+
     def test_peers_take_a_trace_file(self):
         self.assertEqual('t.txt', bench.parse_args(
             ['peers', '--trace', 't.txt']).trace)

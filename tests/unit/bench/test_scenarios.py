@@ -120,6 +120,22 @@ class TestPlan(testtools.TestCase):
         self.assertEqual([0.0, 8.0, 12.0, 16.0], PLAN.step_times_s())
         self.assertTrue(PLAN.has_idle_phase)
 
+    def test_a_stretched_plan_runs_each_phase_longer(self):
+        p = scenarios.draw_plan(7, 8)
+        long = scenarios.stretched(p, 3)
+        self.assertEqual(3 * p.duration_s, long.duration_s)
+        self.assertEqual([3 * t for t in p.step_times_s()],
+                         long.step_times_s())
+        self.assertEqual(p.vms, long.vms)
+        self.assertEqual(p.capacity_factor, long.capacity_factor)
+        # What runs at a time of the plan runs at three times it.
+        for t in p.step_times_s():
+            self.assertEqual(p.demand_kb_s(t + 1), long.demand_kb_s(3 * t + 1))
+        # Events stay on the interval grid, so the metrics' windows do.
+        for e in long.events:
+            self.assertEqual(0.0, e.at_s % long.interval_s)
+        self.assertIs(p, scenarios.stretched(p, 1))
+
 
 class TestMetrics(testtools.TestCase):
 
