@@ -69,20 +69,20 @@ SCALE_WARMUP_ROUNDS = 2
 MAX_SCALE_ROUNDS = 720
 
 
-def _count(text):
-    value = int(text)
-    if not 1 <= value <= MAX_SCENARIO_COUNT:
-        raise argparse.ArgumentTypeError(
-            '--count must be 1-%d, got %d' % (MAX_SCENARIO_COUNT, value))
-    return value
+def _one_to(option, most):
+    """An argparse type: a whole number from 1 to ``most``."""
+    def parse(text):
+        value = int(text)
+        if not 1 <= value <= most:
+            raise argparse.ArgumentTypeError(
+                '%s must be 1-%d, got %d' % (option, most, value))
+        return value
+    parse.__name__ = option.lstrip('-')   # argparse: "invalid count value"
+    return parse
 
 
-def _stretch(text):
-    value = int(text)
-    if not 1 <= value <= MAX_STRETCH:
-        raise argparse.ArgumentTypeError(
-            '--stretch must be 1-%d, got %d' % (MAX_STRETCH, value))
-    return value
+_count = _one_to('--count', MAX_SCENARIO_COUNT)
+_stretch = _one_to('--stretch', MAX_STRETCH)
 
 
 def _instances(text):
