@@ -362,6 +362,36 @@ class TestEscalation(testtools.TestCase):
         self.assertAlmostEqual(82 - 8 * (82 - first),
                                by_name(capped)['vm1'].cap.iops, places=6)
 
+    def test_a_cut_that_has_not_acted_yet_is_not_doubled(self):
+        # vm1 was cut to 70 IOPS last interval and completed 82: what it
+        # had queued in the store before the cut.  The shortfall it left
+        # says nothing of the cut's size yet: cut again as a first time.
+        cap = model.Cap(iops=70, bytes_sec=70 * KB64)
+        disks = [disk('vm1', 82, 0.12, cap=cap),
+                 disk('vm2', 5, 0.2, min_iops=10), disk('vm3', 10, 0.04)]
+        first = by_name(decide(disks))['vm1']
+        out = decide(disks, state=guarantee.DomainState(tighten_streak=1))
+        self.assertEqual(first.cap, by_name(out)['vm1'].cap)
+        self.assertIn('(x1)', by_name(out)['vm1'].reason)
+        self.assertEqual(1, out.state.tighten_streak)
+        # Held by its cap (71 done): the cut has acted, a shortfall left
+        # doubles the next one.
+        held = [disk('vm1', 71, 0.12, cap=cap)] + disks[1:]
+        out = decide(held, state=guarantee.DomainState(tighten_streak=1))
+        self.assertIn('(x2)', by_name(out)['vm1'].reason)
+        self.assertEqual(2, out.state.tighten_streak)
+
+    def test_on_an_overbooked_domain_a_shortfall_doubles_the_cut(self):
+        # Floors of 60 and 50 IOPS on a border of 90: no cut goes under a
+        # share, and the donor over its cap does not hold it back.
+        cap = model.Cap(iops=40, bytes_sec=40 * KB64)
+        disks = [disk('vm1', 50, 0.12, cap=cap),
+                 disk('vm2', 20, 0.2, min_iops=60),
+                 disk('vm3', 25, 0.2, min_iops=50)]
+        out = decide(disks, state=guarantee.DomainState(tighten_streak=1))
+        self.assertIn('overbooked', by_name(out)['vm1'].reason)
+        self.assertIn('(x2)', by_name(out)['vm1'].reason)
+
 
 class TestHoldAndRelease(testtools.TestCase):
 
