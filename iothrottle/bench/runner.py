@@ -14,16 +14,15 @@ import threading
 import time
 
 import libvirt
-from oslo_config import cfg
 
 from iothrottle.bench import peers
 from iothrottle.bench import peers_libvirt
 from iothrottle.bench import seed000
+from iothrottle.bench import settings
 from iothrottle.compute import actuator as actuator_mod
 from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
-from iothrottle import conf as iothrottle_conf
 from iothrottle.controller import model
 from iothrottle.controller import policy as policy_mod
 from iothrottle import testbed
@@ -53,18 +52,6 @@ def ticks(interval_s, count):
         yield tick_s - start_s
 
 
-def bench_conf(plan, policy):
-    conf = cfg.ConfigOpts()
-    iothrottle_conf.register_opts(conf)
-    conf([], project='iothrottle', default_config_files=[])
-    conf.set_override('policy', policy, 'controller')
-    conf.set_override('interval_s', plan.interval_s, 'controller')
-    conf.set_override('lease_s', plan.lease_s, 'controller')
-    conf.set_override('paper_cap_time_s', plan.paper_cap_time_s,
-                      'controller')
-    return conf
-
-
 def plan_tiers(plan):
     """Each VM's guarantee as a standalone tiers document."""
     flavors = {vm.flavor: {'min_bytes_sec': vm.guarantee_kb_s * 1024}
@@ -81,10 +68,14 @@ def _yaml(document):
 class Seed000Run:
     """One testbed, several policies; see the module docstring."""
 
-    def __init__(self, plan, out, prefix='itb-s000-', block_layer=None):
+    def __init__(self, plan, out, prefix='itb-s000-', block_layer=None,
+                 config_files=()):
         self.plan = plan
         self.out = out
         self.prefix = prefix
+        # The operator's files the agents read (bench.settings); none:
+        # the project's defaults.
+        self.config_files = tuple(config_files)
         # None: the plain NBD testbed; a scheduler name: the store under
         # a host block device with that scheduler (testbed.blocklayer).
         self.block_layer = block_layer
@@ -123,7 +114,8 @@ class Seed000Run:
         return results, series
 
     def agent(self, conn, policy_name, capacity):
-        conf = bench_conf(self.plan, peers.agent_policy(policy_name))
+        conf = settings.bench_conf(
+            self.plan, peers.agent_policy(policy_name), self.config_files)
         return agent_mod.Agent(
             conf, collector_mod.Collector(conn),
             self.actuator(conn, policy_name), policy_mod.load_policy(conf),

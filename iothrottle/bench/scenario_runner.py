@@ -19,6 +19,7 @@ import libvirt
 from iothrottle.bench import peers
 from iothrottle.bench import runner
 from iothrottle.bench import scenarios
+from iothrottle.bench import settings
 from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
@@ -57,8 +58,9 @@ def told_capacity(plan, measured, conf):
 class ScenarioRun(runner.Seed000Run):
     """One testbed, every plan, every policy; see the module docstring."""
 
-    def __init__(self, plans, out, prefix='itb-scn-', block_layer=None):
-        super().__init__(plans[0], out, prefix, block_layer)
+    def __init__(self, plans, out, prefix='itb-scn-', block_layer=None,
+                 config_files=()):
+        super().__init__(plans[0], out, prefix, block_layer, config_files)
         self.plans = plans
         self._pending = []
 
@@ -100,8 +102,9 @@ class ScenarioRun(runner.Seed000Run):
         return out
 
     def agent(self, conn, policy_name, capacity):
-        conf = runner.bench_conf(self.plan,
-                                 peers.agent_policy(policy_name))
+        conf = settings.bench_conf(self.plan,
+                                   peers.agent_policy(policy_name),
+                                   self.config_files)
         uuids = [self._tb.instance_uuid(vm.name) for vm in self.plan.vms]
         # The measured capacity (run_policy) reaches the controller as
         # the plan tells it; calibration's placeholder goes as it is.

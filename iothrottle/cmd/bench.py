@@ -14,7 +14,10 @@ prints throughput and alpha per scheduler beside seed 001's ranking.
 ``iothrottle-bench scenarios --count N --seed S --json out.json --png
 out.png`` draws N plans from seed S and runs each under ``none``,
 ``paper``, ``guarantee`` and ``static`` (see
-:mod:`iothrottle.bench.scenarios`).
+:mod:`iothrottle.bench.scenarios`).  Both take ``--config-file FILE``
+(repeatable): the agents then run with that file's ``[controller]`` and
+``[storage]`` options instead of the defaults, and the JSON records the
+options in force (see :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
 injects each fault of the matrix into a running control plane on the
@@ -45,6 +48,7 @@ from iothrottle.bench import report
 from iothrottle.bench import seed000
 from iothrottle.bench import seed001
 from iothrottle.bench import seed004
+from iothrottle.bench import settings
 from iothrottle.compute import connection
 
 PROG = 'iothrottle-bench'
@@ -113,6 +117,14 @@ def _block_layer_option(parser, default=None):
                  ', '.join(blocklayer.SCHEDULERS), default or 'plain NBD'))
 
 
+def _config_file_option(parser):
+    parser.add_argument(
+        '--config-file', action='append', metavar='FILE', default=[],
+        help='run the agents with this file\'s [controller] and '
+             '[storage] options (repeatable, read in order; default: the '
+             'project\'s defaults); the JSON records what they set')
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split(
         '\n')[0])
@@ -129,6 +141,7 @@ def parse_args(argv):
     s.add_argument('--quiet', action='store_true',
                    help='no per-interval rows')
     _block_layer_option(s)
+    _config_file_option(s)
     s1 = sub.add_parser('seed001', help='consolidated guests on the seek '
                                         'disk under each host scheduler')
     s1.add_argument('--setting', action='append',
@@ -178,6 +191,7 @@ def parse_args(argv):
     sc.add_argument('--dry-run', action='store_true',
                     help='print the drawn plans and exit')
     _block_layer_option(sc)
+    _config_file_option(sc)
     f = sub.add_parser('faults', help='inject faults into a running '
                                       'control plane')
     f.add_argument('--fault', action='append', choices=FAULT_NAMES,
@@ -232,6 +246,11 @@ def parse_args(argv):
     problem = _peer_problem(arms, getattr(args, 'block_layer', None))
     if problem:
         parser.error(problem)
+    if hasattr(args, 'config_file'):
+        try:
+            args.settings = settings.effective(args.config_file)
+        except ValueError as exc:
+            parser.error(str(exc))
     return args
 
 
@@ -250,7 +269,8 @@ def run_seed000(args, out):
 
     plan = seed000.default_plan(short=args.short)
     policies = args.policy or list(POLICIES)
-    run = runner.Seed000Run(plan, out, block_layer=args.block_layer)
+    run = runner.Seed000Run(plan, out, block_layer=args.block_layer,
+                            config_files=args.config_file)
     on_interval = None if args.quiet else report.live_row(out, plan)
     results, series = run.run(policies, on_interval)
     out.write('\n' + report.seed000_table(results) + '\n')
@@ -264,7 +284,9 @@ def run_seed000(args, out):
                          'ramp_s': plan.ramp_s, 'tail_s': plan.tail_s,
                          'block_kb': plan.block_kb,
                          'capacity_iops': run.capacity.max_iops},
-                'bar': {'met': ok, 'reasons': reasons}}
+                'bar': {'met': ok, 'reasons': reasons},
+                'config_files': args.config_file,
+                'settings': args.settings}
     document.update(results)
     if args.json:
         with open(args.json, 'w') as f:
@@ -356,7 +378,8 @@ def run_scenarios(args, out):
     if 'none' not in policies:
         policies.insert(0, 'none')   # every ratio is against 'none'
     run = scenario_runner.ScenarioRun(plans, out,
-                                      block_layer=args.block_layer)
+                                      block_layer=args.block_layer,
+                                      config_files=args.config_file)
 
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
@@ -368,7 +391,9 @@ def run_scenarios(args, out):
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
         'stretch': args.stretch, 'block_layer': args.block_layer,
-        'capacity_iops': run.capacity.max_iops, 'summary': summary,
+        'capacity_iops': run.capacity.max_iops,
+        'config_files': args.config_file, 'settings': args.settings,
+        'summary': summary,
         'plans': scenarios.plans_document(plans, [r for r, _ in runs])}
     if args.json:
         with open(args.json, 'w') as f:
