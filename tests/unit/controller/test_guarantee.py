@@ -246,16 +246,18 @@ class TestTighten(testtools.TestCase):
         # vm3 (1 request in flight) lacks 10 IOPS of its guard band; the
         # floorless vm2 keeps 3 requests in flight and would take three
         # times what vm3 gains of anything freed.  The cheapest cut that
-        # works caps vm2 too (at about its rate, so it competes no more)
-        # and frees 19.5 IOPS, where 10 (the shortfall alone) would mostly
-        # have gone to vm2.
+        # works caps vm2 too (at its rate, so it competes no more): the
+        # settled deficit of 19.5 reaches it.  Held, vm2 takes nothing of
+        # what is freed, so vm1 gives the 10 vm3 lacks, not 19.5 (which
+        # the store would idle on if vm3 is paced).
         out = decide([disk('vm1', 60, 0.1, min_iops=10),
                       disk('vm2', 30, 0.1),
                       disk('vm3', 14, 1 / 14.0, min_iops=20)])
         d = by_name(out)
         self.assertNotIn('vm3', d)
-        self.assertAlmostEqual(60 - 19.5, d['vm1'].cap.iops, places=3)
+        self.assertAlmostEqual(60 - 10, d['vm1'].cap.iops, places=3)
         self.assertAlmostEqual(30.0, d['vm2'].cap.iops, places=3)
+        self.assertIn('held at its rate', d['vm2'].reason)
 
     def test_settle_finds_the_least_self_consistent_deficit(self):
         # Needed 100 until 19.5 is freed, then 10: the least x with
