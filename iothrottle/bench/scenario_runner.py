@@ -73,8 +73,10 @@ class ScenarioRun(runner.Seed000Run):
 
     def run(self, policies, on_interval=None, on_plan=None):
         """Run every plan under every policy; returns one ({policy:
-        summary}, {policy: [Interval]}) per plan."""
+        summary}, {policy: [Interval]}) per plan.  Each call builds and
+        calibrates a testbed of its own (``--repeat`` calls it again)."""
         out = []
+        self.plan = self.plans[0]   # calibration runs with the first plan
         with testbed.Testbed(self.guests(), delay_ms=self.plan.delay_ms,
                              prefix=self.prefix,
                              block_layer=self.block_layer) as tb:

@@ -621,6 +621,69 @@ def _mean(values):
     return sum(values) / len(values) if values else 0.0
 
 
+def spread(plans, repeats):
+    """Per plan, per policy, what each repeat of the same draw gave:
+    ``repeats`` is one list of {policy: summary} per plan for each run
+    (``--repeat``).  On this testbed one run of a plan moves by as much
+    as a change of the controller does (a borderline victim dips in one
+    interval or not), so a plan's spread is what a change is judged
+    against.  Each figure is a list in repeat order: the worst guest's
+    satisfied fraction, requests/s against ``none`` of the same repeat
+    and, on overbooked plans, the least share."""
+    out = []
+    for i, plan in enumerate(plans):
+        runs = [r[i] for r in repeats]
+        policies = list(runs[0]) if runs else []
+        out.append({'index': plan.index, 'describe': plan.describe(),
+                    'policies': {pol: {
+                        'worst_satisfied': [r[pol]['worst_satisfied']
+                                            for r in runs],
+                        'total_iops_vs_none': [_vs_none(r, pol)
+                                               for r in runs],
+                        'overbooked_share_min': [
+                            r[pol]['overbooked_share_min'] for r in runs],
+                    } for pol in policies}})
+    return out
+
+
+def _vs_none(results, policy):
+    none = results.get('none')
+    if not none or none['total_iops_mean'] <= 0:
+        return None
+    return results[policy]['total_iops_mean'] / none['total_iops_mean']
+
+
+def spread_table(rows):
+    """:func:`spread` as text: one line per plan and policy, each
+    figure per repeat, then its range."""
+    lines = ['%-5s %-12s %-28s %-28s %s' % (
+        'plan', 'policy', 'worst satisfied', 'requests vs none',
+        'least share (overbooked)')]
+    for row in rows:
+        for policy, f in row['policies'].items():
+            lines.append('%-5d %-12s %-28s %-28s %s' % (
+                row['index'], policy, _series(f['worst_satisfied']),
+                _series(f['total_iops_vs_none'], '%.2f'),
+                _series(f['overbooked_share_min'])))
+    return '\n'.join(lines)
+
+
+def _series(values, fmt=None):
+    """'a b c (lo-hi)' of one figure over the repeats; '-' for none."""
+    shown = [v for v in values if v is not None]
+    if not shown:
+        return '-'
+
+    def one(v):
+        if v is None:
+            return '-'
+        return fmt % v if fmt else pct(v)
+    text = ' '.join(one(v) for v in values)
+    if len(shown) > 1:
+        text += ' (%s-%s)' % (one(min(shown)), one(max(shown)))
+    return text
+
+
 def plan_row(plan, results):
     """One line per policy for one plan (the live report)."""
     lines = [plan.describe()]

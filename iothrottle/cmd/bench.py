@@ -14,10 +14,12 @@ prints throughput and alpha per scheduler beside seed 001's ranking.
 ``iothrottle-bench scenarios --count N --seed S --json out.json --png
 out.png`` draws N plans from seed S and runs each under ``none``,
 ``paper``, ``guarantee`` and ``static`` (see
-:mod:`iothrottle.bench.scenarios`).  Both take ``--config-file FILE``
-(repeatable): the agents then run with that file's ``[controller]`` and
-``[storage]`` options instead of the defaults, and the JSON records the
-options in force (see :mod:`iothrottle.bench.settings`).
+:mod:`iothrottle.bench.scenarios`); ``--repeat K`` runs the draw K
+times and prints each plan's figures per run.  ``seed000`` and
+``scenarios`` take ``--config-file FILE`` (repeatable): the agents then
+run with that file's ``[controller]`` and ``[storage]`` options instead
+of the defaults, and the JSON records the options in force (see
+:mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
 injects each fault of the matrix into a running control plane on the
@@ -63,6 +65,9 @@ MAX_SCENARIO_COUNT = 50
 # How much longer --stretch may make a plan: 5 x 22 s is ~2 minutes a
 # plan and policy, ten plans of two policies ~45 minutes.
 MAX_STRETCH = 5
+# Runs of one draw --repeat may make: ten plans of two policies take ~10
+# minutes a run on the 2-core testbed, five of them most of an hour.
+MAX_REPEAT = 5
 # Largest scale run: issue 12's biggest size; one process simulates every
 # host, so more would measure the simulator, not the conductor.
 MAX_SCALE_INSTANCES = 50000
@@ -87,6 +92,7 @@ def _one_to(option, most):
 
 _count = _one_to('--count', MAX_SCENARIO_COUNT)
 _stretch = _one_to('--stretch', MAX_STRETCH)
+_repeat = _one_to('--repeat', MAX_REPEAT)
 
 
 def _instances(text):
@@ -180,6 +186,11 @@ def parse_args(argv):
                          'times its time (1-%d; default 1): a transient '
                          'weighs N times less in the totals'
                     % MAX_STRETCH)
+    sc.add_argument('--repeat', type=_repeat, default=1, metavar='K',
+                    help='run the draw K times (1-%d; default 1) and '
+                         'print each plan\'s figures per run: the spread '
+                         'a change is judged against (the tables and the '
+                         'figure are the first run\'s)' % MAX_REPEAT)
     sc.add_argument('--json', metavar='FILE', help='write results as JSON')
     sc.add_argument('--png', metavar='FILE',
                     help='write the per-plan figure')
@@ -384,17 +395,37 @@ def run_scenarios(args, out):
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
         out.flush()
+    repeats = []     # (capacity IOPS, [({policy: summary}, series)])
     with _tracer(args.trace, run) as tracer:
-        runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
+        for k in range(1, args.repeat + 1):
+            if args.repeat > 1:
+                out.write('== repeat %d of %d\n' % (k, args.repeat))
+                if tracer is not None:
+                    tracer.out.write('repeat %d\n' % k)
+            runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
+            repeats.append((run.capacity.max_iops, runs))
+    capacity_iops, runs = repeats[0]
     summary = scenarios.aggregate(plans, [r for r, _ in runs])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
         'stretch': args.stretch, 'block_layer': args.block_layer,
-        'capacity_iops': run.capacity.max_iops,
+        'repeat': args.repeat, 'capacity_iops': capacity_iops,
         'config_files': args.config_file, 'settings': args.settings,
         'summary': summary,
         'plans': scenarios.plans_document(plans, [r for r, _ in runs])}
+    if args.repeat > 1:
+        results = [[r for r, _ in k_runs] for _, k_runs in repeats]
+        rows = scenarios.spread(plans, results)
+        out.write('\nper plan, each repeat (%s):\n%s\n' % (
+            ', '.join('store %.1f IOPS' % c for c, _ in repeats),
+            scenarios.spread_table(rows)))
+        document['spread'] = rows
+        document['repeats'] = [
+            {'capacity_iops': c,
+             'summary': scenarios.aggregate(plans, r),
+             'plans': scenarios.plans_document(plans, r)}
+            for (c, _), r in zip(repeats, results)]
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)

@@ -161,6 +161,13 @@ class TestCommandLine(testtools.TestCase):
         self.assertIn('--stretch must be 1-5, got 9',
                       self._error(['scenarios', '--stretch', '9']))
 
+    def test_repeat_is_bounded(self):
+        self.assertEqual(3, bench.parse_args(
+            ['scenarios', '--repeat', '3']).repeat)
+        self.assertEqual(1, bench.parse_args(['scenarios']).repeat)
+        self.assertIn('--repeat must be 1-5, got 6',
+                      self._error(['scenarios', '--repeat', '6']))
+
     def test_peers_take_a_trace_file(self):
         self.assertEqual('t.txt', bench.parse_args(
             ['peers', '--trace', 't.txt']).trace)

@@ -251,6 +251,26 @@ class TestMetrics(testtools.TestCase):
         # Under one request an interval, any interval meets the need.
         self.assertTrue(scenarios.need_met(0.0, 2.0, 4, 2.0))
 
+    def test_spread_lists_each_repeat_of_a_plan(self):
+        good = scenarios.summarize(PLAN, self.series(1000), 100)
+        bad = scenarios.summarize(PLAN, self.series(500, b_kb_s=2000), 100)
+        repeats = [[{'none': bad, 'guarantee': good}],
+                   [{'none': good, 'guarantee': bad}]]
+        rows = scenarios.spread([PLAN], repeats)
+        json.dumps(rows)
+        g = rows[0]['policies']['guarantee']
+        self.assertEqual([1.0, 0.0], g['worst_satisfied'])
+        # Against none of the same repeat: 1700/2500 KB/s, then back.
+        self.assertAlmostEqual(1700 / 2500, g['total_iops_vs_none'][0])
+        self.assertAlmostEqual(2500 / 1700, g['total_iops_vs_none'][1])
+        self.assertEqual([None, None], g['overbooked_share_min'])
+        text = scenarios.spread_table(rows)
+        self.assertIn('100% 0% (0%-100%)', text)
+        self.assertIn('0.68 1.47 (0.68-1.47)', text)
+        one = scenarios.spread_table(scenarios.spread([PLAN], repeats[:1]))
+        self.assertIn('100%', one)
+        self.assertNotIn('(', one.splitlines()[-1])
+
     def test_targets(self):
         good = scenarios.summarize(PLAN, self.series(1000), 100)
         bad = scenarios.summarize(PLAN, self.series(500, b_kb_s=2000), 100)
