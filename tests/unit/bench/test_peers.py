@@ -154,19 +154,15 @@ class TestCommandLine(testtools.TestCase):
         args = bench.parse_args(['peers'])
         self.assertEqual('mq-deadline', args.block_layer)
 
-    def test_stretch_is_bounded(self):
-        self.assertEqual(3, bench.parse_args(
-            ['scenarios', '--stretch', '3']).stretch)
-        self.assertEqual(1, bench.parse_args(['scenarios']).stretch)
-        self.assertIn('--stretch must be 1-5, got 9',
-                      self._error(['scenarios', '--stretch', '9']))
-
-    def test_repeat_is_bounded(self):
-        self.assertEqual(3, bench.parse_args(
-            ['scenarios', '--repeat', '3']).repeat)
-        self.assertEqual(1, bench.parse_args(['scenarios']).repeat)
-        self.assertIn('--repeat must be 1-5, got 6',
-                      self._error(['scenarios', '--repeat', '6']))
+    def test_stretch_and_repeat_are_bounded(self):
+        for option, most in (('stretch', 5), ('repeat', 5)):
+            flag = '--' + option
+            self.assertEqual(3, getattr(bench.parse_args(
+                ['scenarios', flag, '3']), option))
+            self.assertEqual(1, getattr(bench.parse_args(['scenarios']),
+                                        option))
+            self.assertIn('%s must be 1-%d, got %d' % (flag, most, most + 1),
+                          self._error(['scenarios', flag, str(most + 1)]))
 
     def test_peers_take_a_trace_file(self):
         self.assertEqual('t.txt', bench.parse_args(
