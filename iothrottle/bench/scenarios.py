@@ -572,9 +572,8 @@ def aggregate(plans, runs):
         ratio = [r[policy]['total_mean'] / r['none']['total_mean']
                  for r in runs if 'none' in r
                  and r['none']['total_mean'] > 0]
-        ratio_iops = [r[policy]['total_iops_mean']
-                      / r['none']['total_iops_mean'] for r in runs
-                      if 'none' in r and r['none']['total_iops_mean'] > 0]
+        ratio_iops = [x for x in (_vs_none(r, policy) for r in runs)
+                      if x is not None]
         reactions = [x for r in runs for x in r[policy]['reaction']]
         met, applicable = {}, {}
         for plan, r in zip(plans, runs):
@@ -647,6 +646,8 @@ def spread(plans, repeats):
 
 
 def _vs_none(results, policy):
+    """``policy``'s requests/s over ``none``'s in one plan's results;
+    None without a ``none`` run that moved anything."""
     none = results.get('none')
     if not none or none['total_iops_mean'] <= 0:
         return None

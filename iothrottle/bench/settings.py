@@ -25,9 +25,7 @@ def bench_conf(plan, policy, config_files=()):
     """A ConfigOpts for one agent of ``plan`` running ``policy``: the
     files' options (the defaults without any), with the plan's interval,
     lease and paper cap time and the policy set over them."""
-    conf = cfg.ConfigOpts()
-    iothrottle_conf.register_opts(conf)
-    conf([], project='iothrottle', default_config_files=list(config_files))
+    conf = _load(config_files)
     conf.set_override('policy', policy, 'controller')
     conf.set_override('interval_s', plan.interval_s, 'controller')
     conf.set_override('lease_s', plan.lease_s, 'controller')
@@ -45,9 +43,7 @@ def effective(config_files):
     files = list(config_files)
     where = '--config-file %s' % ', '.join(files)
     try:
-        conf = cfg.ConfigOpts()
-        iothrottle_conf.register_opts(conf)
-        conf([], project='iothrottle', default_config_files=files)
+        conf = _load(files)
         values = {group: {name: _plain(conf[group][name])
                           for name in sorted(conf[group])}
                   for group in GROUPS}
@@ -55,6 +51,15 @@ def effective(config_files):
     except (cfg.Error, ValueError) as exc:
         raise ValueError('%s: %s' % (where, _one_line(exc))) from None
     return values
+
+
+def _load(config_files):
+    """Every iothrottle option group, read from ``config_files`` (the
+    defaults without any), no command line."""
+    conf = cfg.ConfigOpts()
+    iothrottle_conf.register_opts(conf)
+    conf([], project='iothrottle', default_config_files=list(config_files))
+    return conf
 
 
 def _plain(value):

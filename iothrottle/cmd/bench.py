@@ -404,8 +404,11 @@ def run_scenarios(args, out):
                     tracer.out.write('repeat %d\n' % k)
             runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
             repeats.append((run.capacity.max_iops, runs))
+    # Per repeat, one {policy: summary} per plan; the tables are the
+    # first repeat's.
+    results = [[r for r, _ in k_runs] for _, k_runs in repeats]
     capacity_iops, runs = repeats[0]
-    summary = scenarios.aggregate(plans, [r for r, _ in runs])
+    summary = scenarios.aggregate(plans, results[0])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
@@ -413,9 +416,8 @@ def run_scenarios(args, out):
         'repeat': args.repeat, 'capacity_iops': capacity_iops,
         'config_files': args.config_file, 'settings': args.settings,
         'summary': summary,
-        'plans': scenarios.plans_document(plans, [r for r, _ in runs])}
+        'plans': scenarios.plans_document(plans, results[0])}
     if args.repeat > 1:
-        results = [[r for r, _ in k_runs] for _, k_runs in repeats]
         rows = scenarios.spread(plans, results)
         out.write('\nper plan, each repeat (%s):\n%s\n' % (
             ', '.join('store %.1f IOPS' % c for c, _ in repeats),
