@@ -428,12 +428,23 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertAlmostEqual(63.75, d.cap.iops, places=3)
 
     def test_release_near_the_border_is_gradual(self):
-        # 85 % busy: half the room (2.5 IOPS) is less than 10 % of 70.
+        # 80 % busy: half the room (5 IOPS) is less than 10 % of 70.
         cap = model.Cap(iops=70, bytes_sec=70 * KB64)
         out = decide([disk('vm1', 70, 0.2, cap=cap),
-                      disk('vm2', 15, 0.01, min_iops=10)], state=CALM)
+                      disk('vm2', 10, 0.01, min_iops=8)], state=CALM)
         d = by_name(out)['vm1']
         self.assertAlmostEqual(77.0, d.cap.iops, places=3)
+
+    def test_caps_released_together_grow_by_no_more_than_the_room(self):
+        # 88 % busy: 10 % of each 30 IOPS cap is 6 IOPS against a room
+        # of 2 under the border; the two share it, and the domain stays
+        # under its border.
+        cap = model.Cap(iops=30, bytes_sec=30 * KB64)
+        out = decide([disk('a', 30, 0.2, cap=cap),
+                      disk('b', 30, 0.2, cap=cap),
+                      disk('c', 28, 0.01, min_iops=8)], state=CALM)
+        self.assertAlmostEqual(31.0, by_name(out)['a'].cap.iops, places=3)
+        self.assertAlmostEqual(31.0, by_name(out)['b'].cap.iops, places=3)
 
     def test_room_is_shared_by_weight_among_the_caps_released(self):
         low = model.Cap(iops=10, bytes_sec=10 * KB64)
