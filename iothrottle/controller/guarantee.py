@@ -1040,12 +1040,9 @@ class GuaranteePolicy(policy.Policy):
             steps = _room_steps(growing, steps, t.border_fraction
                                 - sum(r.load for r in rows))
         budget, why = self._release_budget(rows, saturation)
-        if budget is not None and budget < sum(steps):
-            steps = water_fill(steps, [r.disk.guarantee.weight
-                                       for r in growing],
-                               sum(steps) - budget)
-            steps = [r.cap_load * t.release_fraction - cut
-                     for r, cut in zip(growing, steps)]
+        if budget is not None:
+            steps = _within(steps, [r.disk.guarantee.weight
+                                    for r in growing], budget)
         for r, step in zip(growing, steps):
             share = r.cap_load + step
             if share >= t.border_fraction:
@@ -1122,11 +1119,18 @@ def _room_steps(growing, steps, room):
         return steps
     weights = [r.disk.guarantee.weight for r in growing]
     total_weight = sum(weights)
-    steps = [max(step, ROOM_SHARE * room * w / total_weight)
-             for w, step in zip(weights, steps)]
-    if sum(steps) <= room:
+    return _within([max(step, ROOM_SHARE * room * w / total_weight)
+                    for w, step in zip(weights, steps)], weights, room)
+
+
+def _within(steps, weights, limit):
+    """``steps`` water-filled by ``weights`` down to ``limit`` in all
+    (the largest per weight cut first), or as they are when they add up
+    to no more."""
+    total = sum(steps)
+    if total <= limit:
         return steps
-    cuts = water_fill(steps, weights, sum(steps) - room)
+    cuts = water_fill(steps, weights, total - limit)
     return [step - cut for step, cut in zip(steps, cuts)]
 
 
