@@ -338,29 +338,6 @@ guests at the minimum cap of 10 IOPS for shares of 7.9 and 7.3, 4.8
 requests/s more than the shares left, and the latency-bound guests that
 needed them got 85-87 % of their shares.
 
-Shares that add up to the usable load keep the store's FIFO queue full:
-the learned capacity puts the border at what the store completes when
-congested, so the shares of an overbooked domain sum to its full rate,
-and every donor cut to its share paces requests in at that rate.  A
-latency-bound victim - one or two synchronous streams - gets ``q / L``
-(``q`` in flight, ``L`` the store's latency), and ``L`` is the queue
-over the store's rate, which the caps keep long: no cut can help it
-more, since no donor has excess left.  So the domain shares out less
-than its usable load, as blk-iocost's ``vrate`` lowers the device's
-rate while its latency targets are missed (``next_share_scale``): each
-interval in which a tighten finds no donor excess left, every cut has
-acted (``_cuts_felt``) and an uncapped victim is still under its share,
-the part shared out falls by ``SHARE_SCALE_STEP`` (2.5 %); once nobody
-wanting more is within the guard band it grows back by a step; when
-the floors fit again it is 1.  It never falls under ``1 -
-defend_fraction`` (95 %): a donor held there is still within the band
-in which the policy counts a floor defended, and what a victim would
-gain beyond it is what every donor loses of a share it was promised.
-Worked numbers (scenario plan 1 of seed 7): a guest with one 32 KB
-writer and a share of 10 requests/s needs ``L`` <= 100 ms; beside
-donors at their shares the store ran at 128-147 ms and it got 7.0-7.5
-requests/s (70-75 %) for four intervals.
-
 A sample with requests but no bytes (flushes, discards, a wrapped
 counter, a lying host) is costed as 512-byte requests
 (``cost.MIN_REQUEST_BYTES``); a mean request size of 0 made a byte floor
@@ -373,11 +350,9 @@ keeps no per-disk memory it needs: the cap in force arrives with each
 sample (``DiskInput.cap``) and its load is recomputed from it, so a
 restarted controller or a second host picks up where the last one
 stopped.  Its state is per domain: the baseline latency, the learned
-capacity, two streak counters, the share scale of an overbooked domain
-(lost, it is 1 again: the victim that lowered it waits a few intervals
-more), and last interval's rate and latency of each uncapped disk with
-the demand-bound marks (lost, they cost one interval in which a
-demand-bound disk counts as wanting more).
+capacity, two streak counters, and last interval's rate and latency of
+each uncapped disk with the demand-bound marks (lost, they cost one
+interval in which a demand-bound disk counts as wanting more).
 
 Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
 size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
@@ -509,11 +484,6 @@ AT_CAP_FRACTION = 0.9
 # crosses the border.
 ROOM_SHARE = 0.5
 
-# Per-interval step of an overbooked domain's share scale
-# (``next_share_scale``): half the defend band, so two intervals reach
-# its bottom and one step is a change a victim's next interval shows.
-SHARE_SCALE_STEP = 0.025
-
 # Bisection steps that settle a deficit: 2^-40 of the largest deficit is
 # far below one request per second on any domain.
 SETTLE_STEPS = 40
@@ -601,8 +571,7 @@ class DomainState:
     ``served``: ``(disk_id, iops, latency_s)`` of each uncapped disk
     last interval; ``demand_bound``: ``(disk_id, iops)`` of the disks
     found limited by their own demand, and the rate they were found at
-    (``demand_marks``).  ``share_scale``: the part of its usable load an
-    overbooked domain shares out (``next_share_scale``).
+    (``demand_marks``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -610,7 +579,6 @@ class DomainState:
     learned_iops: float = 0.0
     served: tuple = ()
     demand_bound: tuple = ()
-    share_scale: float = 1.0
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -853,8 +821,7 @@ class GuaranteePolicy(policy.Policy):
         saturation = self._saturation(total_load, congestion, scale)
         overbooking = ''
         if saturation:
-            rows, overbooking = self._share_floors(view, rows,
-                                                   state.share_scale)
+            rows, overbooking = self._share_floors(view, rows)
         contenders = [r for r in rows if r.wants_more
                       and not r.held_by_own_cap()]
         victims = [r for r in contenders
@@ -862,14 +829,13 @@ class GuaranteePolicy(policy.Policy):
         at_risk = [r for r in contenders
                    if r.satisfaction < 1 + t.guard_fraction]
         tighten_streak = calm_streak = 0
-        exhausted = False
         if saturation and victims:
             streak = (state.tighten_streak
                       if overbooking or _cuts_felt(view.disks)
                       else max(0, state.tighten_streak - 1))
             gain = 2 ** min(streak, MAX_ESCALATION)
-            decisions, exhausted = self._tighten(
-                view, rows, victims, saturation + overbooking, gain)
+            decisions = self._tighten(view, rows, victims,
+                                      saturation + overbooking, gain)
             tighten_streak = streak + 1
         elif at_risk:
             decisions = self._hold(rows, 'held: %s within %.0f %% of '
@@ -885,17 +851,11 @@ class GuaranteePolicy(policy.Policy):
         else:
             calm_streak = state.calm_streak + 1
             decisions = self._release(view, rows, saturation)
-        share_scale = next_share_scale(
-            state.share_scale, saturation, overbooking,
-            short=exhausted and _cuts_felt(view.disks) and any(
-                v.disk.cap is None and v.satisfaction < 1 for v in victims),
-            calm=not victims and not at_risk,
-            lowest=1 - t.defend_fraction)
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
                               told.max_iops * scale, _served(view.disks),
-                              marks, share_scale),
+                              marks),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -949,8 +909,7 @@ class GuaranteePolicy(policy.Policy):
                                inflight < BUSY_INFLIGHT),
                 0, state.calm_streak + 1, told.max_iops * scale,
                 _served(disks),
-                demand_marks(state.served, state.demand_bound, disks),
-                state.share_scale),
+                demand_marks(state.served, state.demand_bound, disks)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -982,7 +941,7 @@ class GuaranteePolicy(policy.Policy):
                     'told)' % (total_load, t.border_fraction, scale))
         return congestion
 
-    def _share_floors(self, view, rows, share_scale=1.0):
+    def _share_floors(self, view, rows):
         """``rows`` with each floor scaled to its share of an overbooked
         domain, and a note of it ('' when the floors fit).
 
@@ -990,14 +949,13 @@ class GuaranteePolicy(policy.Policy):
         border leaves once every floorless disk doing I/O has its
         minimum cap; past that they are shared in proportion to the
         floors (``shares.entitlements``, mClock's rule), each at least
-        its minimum cap, which no cap may go under.  ``share_scale`` of
-        that usable load is shared out (``next_share_scale``).
+        its minimum cap, which no cap may go under.
         """
         t = self.tunables
         minimums = [self._minimum_cap_load(view, r) for r in rows]
         reserve = sum(min(r.load, m) for r, m in zip(rows, minimums)
                       if r.floor_load <= 0 and r.load > 0)
-        usable = share_scale * max(0.0, t.border_fraction - reserve)
+        usable = max(0.0, t.border_fraction - reserve)
         claims = [r.claim for r in rows]
         if sum(claims) <= usable:
             return rows, ''
@@ -1006,11 +964,8 @@ class GuaranteePolicy(policy.Policy):
         scaled = [r.scaled(e / r.floor_load) if r.floor_load > 0 else r
                   for r, e in zip(rows, entitled)]
         return scaled, ('; overbooked: floors in demand %.2f > %.2f '
-                        'usable%s, each defended at its share'
-                        % (sum(claims), usable,
-                           '' if share_scale >= 1.0 else
-                           ' (shared at %.1f %%, a latency-bound victim '
-                           'short)' % (share_scale * 100)))
+                        'usable, each defended at its share'
+                        % (sum(claims), usable))
 
     def _minimum_cap_load(self, view, row):
         m = self.tunables.minimum_cap
@@ -1057,7 +1012,7 @@ class GuaranteePolicy(policy.Policy):
             elif r.disk.cap is not None:
                 decisions.append(self._renew(r, 'kept while tightening: '
                                              + why))
-        return decisions, overbooked
+        return decisions
 
     def _defended_load(self, row):
         """The load under which ``row`` is never cut: its floor plus
@@ -1245,30 +1200,6 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
                  and r.disk.disk_id not in victim_ids
                  and r.disk.disk_id not in held_ids)
     return sum(s for _, s in shortfalls) + per_request * others
-
-
-def next_share_scale(scale, saturation, overbooking, short, calm, lowest):
-    """The part of its usable load an overbooked domain shares out next
-    interval (see the essay's Overbooked domains).
-
-    ``short``: a tighten found no donor excess left while an uncapped
-    victim, the cuts felt, stays under its share; the scale then falls
-    by ``SHARE_SCALE_STEP``, to no less than ``lowest`` (the bottom of
-    the defend band: a donor held there still has its share as the
-    policy counts a floor kept).  ``calm``: nobody wants more under the
-    guard band; the scale grows back by a step, to 1.  A saturated
-    domain whose floors fit has nothing to share: 1.  Otherwise, and on
-    a domain below its border (no evidence either way), it stands.
-    """
-    if not saturation:
-        return scale
-    if not overbooking:
-        return 1.0
-    if short:
-        return max(lowest, scale * (1 - SHARE_SCALE_STEP))
-    if calm:
-        return min(1.0, scale * (1 + SHARE_SCALE_STEP))
-    return scale
 
 
 def _describe_victims(victims):

@@ -383,41 +383,6 @@ class TestEscalation(testtools.TestCase):
         self.assertIn('(x2)', by_name(out)['vm1'].reason)
         self.assertEqual(2, out.state.tighten_streak)
 
-    def test_a_victim_short_with_no_excess_left_shrinks_the_shares(self):
-        # The overbooked domain above: vm3 (one request in flight at
-        # 500 ms) lacks more than both donors' excess over their shares.
-        # Cutting them to their shares is all a cut can do; what is left
-        # is the FIFO queue the shares keep full, so the domain shares
-        # out 2.5 % less of its usable load next interval.
-        disks = [disk('vm1', 60, 0.1, min_iops=55),
-                 disk('vm2', 35, 0.1, min_iops=30),
-                 disk('vm3', 2, 0.5, min_iops=40)]
-        out = decide(disks)
-        self.assertAlmostEqual(0.975, out.state.share_scale)
-        # The same interval with the scale already down: every share,
-        # and so every donor's cap, 2.5 % lower, and the reason says so.
-        learned = guarantee.DomainState(learned_iops=out.state.learned_iops)
-        full = by_name(decide(disks, state=learned))
-        scaled = by_name(decide(disks, state=guarantee.DomainState(
-            learned_iops=out.state.learned_iops, share_scale=0.975)))
-        for name in ('vm1', 'vm2'):
-            self.assertAlmostEqual(0.975 * full[name].cap.iops,
-                                   scaled[name].cap.iops, places=6)
-        self.assertIn('shared at 97.5 %', scaled['vm1'].reason)
-
-    def test_a_cut_not_yet_felt_leaves_the_share_scale(self):
-        # vm1 still completes 50 IOPS over its cap of 40: the cut has not
-        # acted, so vm3's shortfall says nothing of the queue yet.
-        disks = [disk('vm1', 50, 0.12, cap=model.Cap(40, 40 * KB64)),
-                 disk('vm2', 20, 0.2, min_iops=60),
-                 disk('vm3', 25, 0.2, min_iops=50)]
-        out = decide(disks)
-        self.assertIn('overbooked', by_name(out)['vm1'].reason)
-        self.assertEqual(1.0, out.state.share_scale)
-        # Felt (vm1 at its cap), the same shortfall shrinks the shares.
-        disks[0] = disk('vm1', 40, 0.12, cap=model.Cap(40, 40 * KB64))
-        self.assertAlmostEqual(0.975, decide(disks).state.share_scale)
-
     def test_on_an_overbooked_domain_a_shortfall_doubles_the_cut(self):
         # Floors of 60 and 50 IOPS on a border of 90: no cut goes under a
         # share, and the donor over its cap does not hold it back.
@@ -836,33 +801,3 @@ class TestDemandBound(testtools.TestCase):
         out = decide(disks, state=marked)
         self.assertEqual((), out.decisions)
         self.assertEqual((('p/vda', 20.0),), out.state.demand_bound)
-
-
-class TestShareScale(testtools.TestCase):
-
-    def scale(self, scale, saturation='busy', overbooking='; overbooked',
-              short=False, calm=False):
-        return guarantee.next_share_scale(scale, saturation, overbooking,
-                                          short, calm, lowest=0.95)
-
-    def test_falls_a_step_while_a_victim_stays_short(self):
-        self.assertAlmostEqual(0.975, self.scale(1.0, short=True))
-
-    def test_never_below_the_defend_band(self):
-        scale = 1.0
-        for _ in range(10):
-            scale = self.scale(scale, short=True)
-        self.assertEqual(0.95, scale)
-
-    def test_grows_back_when_calm_up_to_one(self):
-        self.assertAlmostEqual(0.95 * 1.025, self.scale(0.95, calm=True))
-        self.assertEqual(1.0, self.scale(0.99, calm=True))
-
-    def test_stands_while_a_guarantee_is_at_risk(self):
-        self.assertEqual(0.95, self.scale(0.95))
-
-    def test_stands_below_the_border(self):
-        self.assertEqual(0.95, self.scale(0.95, saturation='', calm=True))
-
-    def test_resets_when_the_floors_fit(self):
-        self.assertEqual(1.0, self.scale(0.95, overbooking=''))
