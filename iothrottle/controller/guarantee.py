@@ -46,13 +46,23 @@ disk the policy computes, from the host's view of the last interval:
   neighbours for such a guest whose demand was under its floor, at 0.88
   of ``none``'s throughput.  So the policy also watches the response:
   a disk whose latency fell by 20 % or more while its rate grew by less
-  than half of what a held-back stream would gain is *demand-bound*,
-  marked with its rate, and does not want more while it keeps 95 % of
-  that rate uncapped (``demand_marks``; the only per-disk memory the
-  policy has: lost, it costs an interval in which the disk counts as
-  wanting more).  Last, a capped disk under its cap whose latency is
-  over ``latency_factor`` x the domain's waits in its own throttle
-  queue, not the store's (``_draining``): a burster that stopped drains
+  than half of what a held-back stream would gain, or rose by 25 % or
+  more (the same ratio) while its rate fell by less than half of what
+  a held-back stream would lose, is *demand-bound*, marked with its
+  rate, and does not want more while it keeps 95 % of that rate
+  uncapped (``demand_marks``; the only per-disk memory the policy has:
+  lost, it costs an interval in which the disk counts as wanting
+  more).  The rise is the moment a burster starts: a guest paced at 9
+  requests/s for a floor of 11.3 kept its rate as the store went from
+  80 to 127 ms, showed 1.15 in flight, and was cut for at 80 % of its
+  floor, with three calm intervals before the caps came back (scenario
+  plan 5 of seed 0).  A stream that adds requests in flight as the
+  store slows (a burster adding processes) keeps its rate too and is
+  marked; it loses the mark once its rate falls 5 % under it, and a
+  stream at or above its floor is no victim either way.  Last, a
+  capped disk under its cap whose latency is over ``latency_factor`` x
+  the domain's waits in its own throttle queue, not the store's
+  (``_draining``): a burster that stopped drains
   that queue for an interval, a few requests at the queue's latency,
   with the requests in flight of a starved stream.  Counted as wanting
   more, such a guest (40 KB/s at 208 ms beside an uncapped guest at 43
@@ -496,7 +506,8 @@ ROOM_SHARE = 0.5
 SETTLE_STEPS = 40
 
 # Demand-bound streams (``demand_marks``): a latency fall of at least
-# 20 % is a test two 2 s intervals of +-7 % noise still read; a stream
+# 20 % (or a rise of 25 %, the same ratio) is a test two 2 s intervals
+# of +-7 % noise still read; a stream
 # held back by the queue gains about as much rate as its latency fell
 # (elasticity 1), one at its demand nothing (0): half-way tells them
 # apart; and a marked stream that falls 5 % under its marked rate is
@@ -1245,9 +1256,12 @@ def demand_marks(served, marked, disks):
     flight at a slow store from a starved one.  Their response can: when
     a disk's latency falls by ``RESPONSE_LATENCY_DROP`` or more, a
     stream held back by the queue speeds up in proportion (a closed
-    loop's rate is ``1 / latency``), one running at its demand does not.
-    A disk whose rate grew by less than ``DEMAND_ELASTICITY`` of what the
-    latency drop would give a held-back stream is marked with its rate;
+    loop's rate is ``1 / latency``), one running at its demand does not;
+    when it rises by as much the other way (``1 / (1 - drop)``, 25 %),
+    the held-back stream slows down in proportion and the paced one
+    keeps its rate.  A disk whose rate moved by less than
+    ``DEMAND_ELASTICITY`` of what the latency change would give or take
+    from a held-back stream is marked with its rate;
     it keeps the mark while it does at least ``DEMAND_KEPT`` of that
     rate uncapped (under it, it is held back again and loses the mark).
     """
@@ -1266,7 +1280,8 @@ def demand_marks(served, marked, disks):
         prev = before.get(d.disk_id)
         if prev is None or prev[0] <= 0 or prev[1] <= 0:
             continue
-        if s.latency_s > (1 - RESPONSE_LATENCY_DROP) * prev[1]:
+        moved = s.latency_s / prev[1]
+        if 1 - RESPONSE_LATENCY_DROP < moved < 1 / (1 - RESPONSE_LATENCY_DROP):
             continue
         elasticity = (math.log(s.iops / prev[0])
                       / math.log(prev[1] / s.latency_s))
