@@ -348,6 +348,40 @@ guests at the minimum cap of 10 IOPS for shares of 7.9 and 7.3, 4.8
 requests/s more than the shares left, and the latency-bound guests that
 needed them got 85-87 % of their shares.
 
+Shares that add up to the usable load keep the store's FIFO queue full:
+the learned capacity puts the border at what the store completes when
+congested, so the shares of an overbooked domain sum to its full rate,
+and every donor cut to its share paces requests in at that rate.  A
+latency-bound victim - one or two synchronous streams - gets ``q / L``
+(``q`` in flight, ``L`` the store's latency), and ``L`` is the queue
+over the store's rate, which the caps keep long: no cut can help it
+more, since no donor has excess left.  So the domain shares out less
+than its usable load, as blk-iocost's ``vrate`` lowers the device's
+rate while its latency targets are missed (``next_share_scale``).  The
+*gap* is what the guaranteed disks that want more and stay uncapped
+lack of their shares, less what they take beyond them
+(``_share_gap``); each interval in which every cut has acted
+(``_cuts_felt``) the part shared out moves against half of it
+(``SHARE_SCALE_GAIN``): down while they lack more than they take,
+once a tighten found no donor excess left (before, a cut frees what
+they lack); up while they take more than they lack.  When the floors
+fit again it is 1.  Sized by the gap and moving both ways, it stops
+where the uncapped floors get their shares: what the caps free goes
+to them (on a FIFO store, to the uncapped disks that want more), and
+past their shares it is given back.  A fixed 2.5 % step that only grew
+back when nobody was within the guard band was measured first and not
+kept: the uncapped guests took 1.07-1.24 of their shares and the
+capped donors fell to 0.86-0.92 of theirs (seeds 7 and 0,
+doc/scenarios.rst).  It never falls under ``1 - defend_fraction``
+(95 %): a donor held there is still within the band in which the
+policy counts a floor defended, and what a victim would gain beyond
+it is what every donor loses of a share it was promised.  Worked
+numbers (scenario plan 1 of seed 7): a guest with one 32 KB writer
+and a share of 10 requests/s needs ``L`` <= 100 ms; beside donors at
+their shares the store ran at 128-147 ms and it got 7.0-7.5
+requests/s (70-75 %) for four intervals: a gap of 2.5-3 requests/s
+on a usable 87, so the scale fell 1.5 % an interval.
+
 A sample with requests but no bytes (flushes, discards, a wrapped
 counter, a lying host) is costed as 512-byte requests
 (``cost.MIN_REQUEST_BYTES``); a mean request size of 0 made a byte floor
@@ -360,9 +394,11 @@ keeps no per-disk memory it needs: the cap in force arrives with each
 sample (``DiskInput.cap``) and its load is recomputed from it, so a
 restarted controller or a second host picks up where the last one
 stopped.  Its state is per domain: the baseline latency, the learned
-capacity, two streak counters, and last interval's rate and latency of
-each uncapped disk with the demand-bound marks (lost, they cost one
-interval in which a demand-bound disk counts as wanting more).
+capacity, two streak counters, the share scale of an overbooked domain
+(lost, it is 1 again: the victim that lowered it waits a few intervals
+more), and last interval's rate and latency of each uncapped disk with
+the demand-bound marks (lost, they cost one interval in which a
+demand-bound disk counts as wanting more).
 
 Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
 size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
@@ -501,6 +537,14 @@ AT_CAP_FRACTION = 0.9
 # crosses the border.
 ROOM_SHARE = 0.5
 
+# Part of the uncapped guaranteed disks' gap to their shares that an
+# overbooked domain's share scale moves by in one interval
+# (``next_share_scale``): on a FIFO store an uncapped disk gets about
+# what the caps free, but a guest with one request in flight swings
+# between 0.8 and 1.4 of its share from one interval to the next;
+# half the gap averages that noise over about two intervals.
+SHARE_SCALE_GAIN = 0.5
+
 # Bisection steps that settle a deficit: 2^-40 of the largest deficit is
 # far below one request per second on any domain.
 SETTLE_STEPS = 40
@@ -589,7 +633,8 @@ class DomainState:
     ``served``: ``(disk_id, iops, latency_s)`` of each uncapped disk
     last interval; ``demand_bound``: ``(disk_id, iops)`` of the disks
     found limited by their own demand, and the rate they were found at
-    (``demand_marks``).
+    (``demand_marks``).  ``share_scale``: the part of its usable load an
+    overbooked domain shares out (``next_share_scale``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -597,6 +642,7 @@ class DomainState:
     learned_iops: float = 0.0
     served: tuple = ()
     demand_bound: tuple = ()
+    share_scale: float = 1.0
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -838,8 +884,10 @@ class GuaranteePolicy(policy.Policy):
                                     _quiet(view.disks))
         saturation = self._saturation(total_load, congestion, scale)
         overbooking = ''
+        usable = 0.0
         if saturation:
-            rows, overbooking = self._share_floors(view, rows)
+            rows, overbooking, usable = self._share_floors(
+                view, rows, state.share_scale)
         contenders = [r for r in rows if r.wants_more
                       and not r.held_by_own_cap()]
         victims = [r for r in contenders
@@ -847,13 +895,14 @@ class GuaranteePolicy(policy.Policy):
         at_risk = [r for r in contenders
                    if r.satisfaction < 1 + t.guard_fraction]
         tighten_streak = calm_streak = 0
+        exhausted = False
         if saturation and victims:
             streak = (state.tighten_streak
                       if overbooking or _cuts_felt(view.disks)
                       else max(0, state.tighten_streak - 1))
             gain = 2 ** min(streak, MAX_ESCALATION)
-            decisions = self._tighten(view, rows, victims,
-                                      saturation + overbooking, gain)
+            decisions, exhausted = self._tighten(
+                view, rows, victims, saturation + overbooking, gain)
             tighten_streak = streak + 1
         elif at_risk:
             decisions = self._hold(rows, 'held: %s within %.0f %% of '
@@ -869,11 +918,15 @@ class GuaranteePolicy(policy.Policy):
         else:
             calm_streak = state.calm_streak + 1
             decisions = self._release(view, rows, saturation)
+        share_scale = next_share_scale(
+            state.share_scale, saturation, overbooking, usable,
+            _share_gap(rows, decisions) if _cuts_felt(view.disks) else 0.0,
+            exhausted, lowest=1 - t.defend_fraction)
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
                               told.max_iops * scale, _served(view.disks),
-                              marks),
+                              marks, share_scale),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -927,7 +980,8 @@ class GuaranteePolicy(policy.Policy):
                                inflight < BUSY_INFLIGHT),
                 0, state.calm_streak + 1, told.max_iops * scale,
                 _served(disks),
-                demand_marks(state.served, state.demand_bound, disks)),
+                demand_marks(state.served, state.demand_bound, disks),
+                state.share_scale),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -959,31 +1013,36 @@ class GuaranteePolicy(policy.Policy):
                     'told)' % (total_load, t.border_fraction, scale))
         return congestion
 
-    def _share_floors(self, view, rows):
+    def _share_floors(self, view, rows, share_scale=1.0):
         """``rows`` with each floor scaled to its share of an overbooked
-        domain, and a note of it ('' when the floors fit).
+        domain, a note of it ('' when the floors fit), and the usable
+        load shared out.
 
         The floors in demand (``Assessment.claim``) may use what the
         border leaves once every floorless disk doing I/O has its
         minimum cap; past that they are shared in proportion to the
         floors (``shares.entitlements``, mClock's rule), each at least
-        its minimum cap, which no cap may go under.
+        its minimum cap, which no cap may go under.  ``share_scale`` of
+        that usable load is shared out (``next_share_scale``).
         """
         t = self.tunables
         minimums = [self._minimum_cap_load(view, r) for r in rows]
         reserve = sum(min(r.load, m) for r, m in zip(rows, minimums)
                       if r.floor_load <= 0 and r.load > 0)
-        usable = max(0.0, t.border_fraction - reserve)
+        usable = share_scale * max(0.0, t.border_fraction - reserve)
         claims = [r.claim for r in rows]
         if sum(claims) <= usable:
-            return rows, ''
+            return rows, '', usable
         entitled = shares.entitlements(
             claims, [r.floor_load for r in rows], usable, minimums)
         scaled = [r.scaled(e / r.floor_load) if r.floor_load > 0 else r
                   for r, e in zip(rows, entitled)]
         return scaled, ('; overbooked: floors in demand %.2f > %.2f '
-                        'usable, each defended at its share'
-                        % (sum(claims), usable))
+                        'usable%s, each defended at its share'
+                        % (sum(claims), usable,
+                           '' if share_scale >= 1.0 else
+                           ' (shared at %.1f %%: uncapped floors off their '
+                           'shares)' % (share_scale * 100))), usable
 
     def _minimum_cap_load(self, view, row):
         m = self.tunables.minimum_cap
@@ -1030,7 +1089,7 @@ class GuaranteePolicy(policy.Policy):
             elif r.disk.cap is not None:
                 decisions.append(self._renew(r, 'kept while tightening: '
                                              + why))
-        return decisions
+        return decisions, overbooked
 
     def _defended_load(self, row):
         """The load under which ``row`` is never cut: its floor plus
@@ -1218,6 +1277,45 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
                  and r.disk.disk_id not in victim_ids
                  and r.disk.disk_id not in held_ids)
     return sum(s for _, s in shortfalls) + per_request * others
+
+
+def next_share_scale(scale, saturation, overbooking, usable, gap,
+                     exhausted, lowest):
+    """The part of its usable load an overbooked domain shares out next
+    interval (see the essay's Overbooked domains).
+
+    ``gap``: what the uncapped guaranteed disks that want more lack of
+    their shares, less what they take beyond them (``_share_gap``; 0
+    while a cut has not acted).  The scale moves against it by
+    ``SHARE_SCALE_GAIN`` of it as a part of the ``usable`` load: down
+    while they lack more than they take - only once no donor has excess
+    left (``exhausted``), for until then a cut frees what they lack -
+    and up while they take more than they lack.  Within ``lowest`` (the
+    bottom of the defend band: a donor held there still has its share
+    as the policy counts a floor kept) and 1.  A saturated domain whose
+    floors fit has nothing to share: 1.  Below the border (no evidence
+    either way), it stands.
+    """
+    if not saturation:
+        return scale
+    if not overbooking:
+        return 1.0
+    if usable <= 0 or (gap > 0 and not exhausted):
+        return scale
+    return min(1.0, max(lowest, scale - SHARE_SCALE_GAIN * gap / usable))
+
+
+def _share_gap(rows, decisions):
+    """What the guaranteed disks that want more and stay uncapped after
+    ``decisions`` lack of their shares, less what they take beyond
+    them, in load (a disk capped now is a donor, not a gap)."""
+    capped = {(d.instance_uuid, d.device) for d in decisions
+              if d.action == model.CAP}
+    return sum(r.floor_load - r.load for r in rows
+               if r.disk.cap is None and r.wants_more and r.floor_load > 0
+               and r.floor_share < 1.0
+               and (r.disk.sample.instance_uuid, r.disk.sample.device)
+               not in capped)
 
 
 def _describe_victims(victims):

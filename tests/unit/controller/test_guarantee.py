@@ -383,6 +383,56 @@ class TestEscalation(testtools.TestCase):
         self.assertIn('(x2)', by_name(out)['vm1'].reason)
         self.assertEqual(2, out.state.tighten_streak)
 
+    def test_a_victim_short_with_no_excess_left_shrinks_the_shares(self):
+        # The overbooked domain above: vm3 (one request in flight at
+        # 500 ms) lacks more than both donors' excess over their shares.
+        # Cutting them to their shares is all a cut can do; what is left
+        # is the FIFO queue the shares keep full, so the domain shares
+        # out less of its usable load next interval: by half of what
+        # vm3 lacks (29 of its 31 IOPS share), past the bottom of the
+        # defend band, so down to it.
+        disks = [disk('vm1', 60, 0.1, min_iops=55),
+                 disk('vm2', 35, 0.1, min_iops=30),
+                 disk('vm3', 2, 0.5, min_iops=40)]
+        out = decide(disks)
+        self.assertAlmostEqual(0.95, out.state.share_scale)
+        # The same interval with the scale already down: every share,
+        # and so every donor's cap, 2.5 % lower, and the reason says so.
+        learned = guarantee.DomainState(learned_iops=out.state.learned_iops)
+        full = by_name(decide(disks, state=learned))
+        scaled = by_name(decide(disks, state=guarantee.DomainState(
+            learned_iops=out.state.learned_iops, share_scale=0.975)))
+        for name in ('vm1', 'vm2'):
+            self.assertAlmostEqual(0.975 * full[name].cap.iops,
+                                   scaled[name].cap.iops, places=6)
+        self.assertIn('shared at 97.5 %', scaled['vm1'].reason)
+
+    def test_an_uncapped_floor_past_its_share_lifts_the_scale(self):
+        # The donors at their caps, vm3 uncapped at 35 IOPS for a share
+        # of about 30 (40 of 125 IOPS of floors, 95 % of 100 shared out):
+        # what it takes beyond its share the donors' shares give back.
+        disks = [disk('vm1', 42, 0.3, min_iops=55,
+                      cap=model.Cap(42, 42 * KB64)),
+                 disk('vm2', 23, 0.3, min_iops=30,
+                      cap=model.Cap(23, 23 * KB64)),
+                 disk('vm3', 35, 0.1, min_iops=40)]
+        out = decide(disks, state=guarantee.DomainState(share_scale=0.95))
+        self.assertNotIn('vm3', by_name(out))
+        self.assertGreater(out.state.share_scale, 0.95)
+
+    def test_a_cut_not_yet_felt_leaves_the_share_scale(self):
+        # vm1 still completes 50 IOPS over its cap of 40: the cut has not
+        # acted, so vm3's shortfall says nothing of the queue yet.
+        disks = [disk('vm1', 50, 0.12, cap=model.Cap(40, 40 * KB64)),
+                 disk('vm2', 20, 0.2, min_iops=60),
+                 disk('vm3', 25, 0.2, min_iops=50)]
+        out = decide(disks)
+        self.assertIn('overbooked', by_name(out)['vm1'].reason)
+        self.assertEqual(1.0, out.state.share_scale)
+        # Felt (vm1 at its cap), the same shortfall shrinks the shares.
+        disks[0] = disk('vm1', 40, 0.12, cap=model.Cap(40, 40 * KB64))
+        self.assertAlmostEqual(0.95, decide(disks).state.share_scale)
+
     def test_on_an_overbooked_domain_a_shortfall_doubles_the_cut(self):
         # Floors of 60 and 50 IOPS on a border of 90: no cut goes under a
         # share, and the donor over its cap does not hold it back.
@@ -824,3 +874,32 @@ class TestDemandBound(testtools.TestCase):
         out = decide(disks, state=marked)
         self.assertEqual((), out.decisions)
         self.assertEqual((('p/vda', 20.0),), out.state.demand_bound)
+
+
+class TestShareScale(testtools.TestCase):
+
+    def scale(self, scale, gap, saturation='busy',
+              overbooking='; overbooked', exhausted=True):
+        return guarantee.next_share_scale(scale, saturation, overbooking,
+                                          0.9, gap, exhausted, lowest=0.95)
+
+    def test_falls_by_half_the_gap_while_no_donor_has_excess(self):
+        # Uncapped floors lack 0.018 of a usable 0.9: 1 %.
+        self.assertAlmostEqual(0.99, self.scale(1.0, 0.018))
+
+    def test_stands_while_a_cut_can_still_free_the_gap(self):
+        self.assertEqual(1.0, self.scale(1.0, 0.018, exhausted=False))
+
+    def test_never_below_the_defend_band(self):
+        self.assertEqual(0.95, self.scale(0.96, 0.2))
+
+    def test_grows_back_by_half_what_they_take_beyond(self):
+        self.assertAlmostEqual(0.97, self.scale(0.96, -0.018,
+                                                exhausted=False))
+        self.assertEqual(1.0, self.scale(0.99, -0.1))
+
+    def test_stands_below_the_border(self):
+        self.assertEqual(0.95, self.scale(0.95, -0.1, saturation=''))
+
+    def test_resets_when_the_floors_fit(self):
+        self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
