@@ -379,8 +379,11 @@ it is what every donor loses of a share it was promised.  Worked
 numbers (scenario plan 1 of seed 7): a guest with one 32 KB writer
 and a share of 10 requests/s needs ``L`` <= 100 ms; beside donors at
 their shares the store ran at 128-147 ms and it got 7.0-7.5
-requests/s (70-75 %) for four intervals: a gap of 2.5-3 requests/s
-on a usable 87, so the scale fell 1.5 % an interval.
+requests/s (70-75 %) for four intervals.  With the scale, the first
+interval's gap (that guest and others left uncapped, all short)
+took it to its floor of 95 % at once, and over two runs the guest got
+118.7 and 100.0 % of its share (88.7-90.1 % without), the capped
+donors 90-98 %.
 
 A sample with requests but no bytes (flushes, discards, a wrapped
 counter, a lying host) is costed as 512-byte requests
@@ -559,9 +562,9 @@ SETTLE_STEPS = 40
 
 # Demand-bound streams (``demand_marks``): a latency fall of at least
 # 20 % (or a rise of 25 %, the same ratio) is a test two 2 s intervals
-# of +-7 % noise still read; a stream
-# held back by the queue gains about as much rate as its latency fell
-# (elasticity 1), one at its demand nothing (0): half-way tells them
+# of +-7 % noise still read; a stream held back by the queue gains (or
+# loses) about as much rate as its latency fell (or rose): elasticity
+# 1; one at its demand none (0): half-way tells them
 # apart; and a marked stream that falls 5 % under its marked rate is
 # held back again - the bench's own 95 % of a need.
 RESPONSE_LATENCY_DROP = 0.2
