@@ -46,23 +46,13 @@ disk the policy computes, from the host's view of the last interval:
   neighbours for such a guest whose demand was under its floor, at 0.88
   of ``none``'s throughput.  So the policy also watches the response:
   a disk whose latency fell by 20 % or more while its rate grew by less
-  than half of what a held-back stream would gain, or rose by 25 % or
-  more (the same ratio) while its rate fell by less than half of what
-  a held-back stream would lose, is *demand-bound*, marked with its
-  rate, and does not want more while it keeps 95 % of that rate
-  uncapped (``demand_marks``; the only per-disk memory the policy has:
-  lost, it costs an interval in which the disk counts as wanting
-  more).  The rise is the moment a burster starts: a guest paced at 9
-  requests/s for a floor of 11.3 kept its rate as the store went from
-  80 to 127 ms, showed 1.15 in flight, and was cut for at 80 % of its
-  floor, with three calm intervals before the caps came back (scenario
-  plan 5 of seed 0).  A stream that adds requests in flight as the
-  store slows (a burster adding processes) keeps its rate too and is
-  marked; it loses the mark once its rate falls 5 % under it, and a
-  stream at or above its floor is no victim either way.  Last, a
-  capped disk under its cap whose latency is over ``latency_factor`` x
-  the domain's waits in its own throttle queue, not the store's
-  (``_draining``): a burster that stopped drains
+  than half of what a held-back stream would gain is *demand-bound*,
+  marked with its rate, and does not want more while it keeps 95 % of
+  that rate uncapped (``demand_marks``; the only per-disk memory the
+  policy has: lost, it costs an interval in which the disk counts as
+  wanting more).  Last, a capped disk under its cap whose latency is
+  over ``latency_factor`` x the domain's waits in its own throttle
+  queue, not the store's (``_draining``): a burster that stopped drains
   that queue for an interval, a few requests at the queue's latency,
   with the requests in flight of a starved stream.  Counted as wanting
   more, such a guest (40 KB/s at 208 ms beside an uncapped guest at 43
@@ -503,11 +493,14 @@ queue for a latency-bound guest must also stop it at its share.
 Sized by the gap and moving both ways (Overbooked domains), it was
 kept: 95 % of a share met in 5 of 14 runs of the overbooked plans of
 seeds 7 and 0, against 1 of 14 without it (doc/scenarios.rst, "The
-demand test both ways").  And the demand test now reads a latency
-rise as it reads a fall: seed 0 every floor kept on 7 of 7, totals 7
-of 7 (plan 5 from 0.886 to 0.994); seed 3 every floor on 9 of 9,
-totals 7 of 9 (plan 4, a paced guest under its floor, from 0.916 to
-1.005).
+demand test both ways").  Measured and reverted: a demand test that
+also read a latency rise with the rate held by half or more as
+demand-bound (seed 0 totals 7 of 7, plan 5 from 0.886 to 0.994; seed 3
+plan 4 from 0.916 to 1.005); the e2e fault matrix failed with it
+(guest-restart: no guarantee defended after the burster came back
+uncapped).  A paced guest that loses part of its rate to a slower
+store passes that test and keeps the mark under its floor; a rise can
+only speak for a rate held within the noise, not yet measured.
 
 Tunables (``[controller]``)
 ---------------------------
@@ -561,10 +554,9 @@ SHARE_SCALE_GAIN = 0.5
 SETTLE_STEPS = 40
 
 # Demand-bound streams (``demand_marks``): a latency fall of at least
-# 20 % (or a rise of 25 %, the same ratio) is a test two 2 s intervals
-# of +-7 % noise still read; a stream held back by the queue gains (or
-# loses) about as much rate as its latency fell (or rose): elasticity
-# 1; one at its demand none (0): half-way tells them
+# 20 % is a test two 2 s intervals of +-7 % noise still read; a stream
+# held back by the queue gains about as much rate as its latency fell
+# (elasticity 1), one at its demand nothing (0): half-way tells them
 # apart; and a marked stream that falls 5 % under its marked rate is
 # held back again - the bench's own 95 % of a need.
 RESPONSE_LATENCY_DROP = 0.2
@@ -1365,12 +1357,9 @@ def demand_marks(served, marked, disks):
     flight at a slow store from a starved one.  Their response can: when
     a disk's latency falls by ``RESPONSE_LATENCY_DROP`` or more, a
     stream held back by the queue speeds up in proportion (a closed
-    loop's rate is ``1 / latency``), one running at its demand does not;
-    when it rises by as much the other way (``1 / (1 - drop)``, 25 %),
-    the held-back stream slows down in proportion and the paced one
-    keeps its rate.  A disk whose rate moved by less than
-    ``DEMAND_ELASTICITY`` of what the latency change would give or take
-    from a held-back stream is marked with its rate;
+    loop's rate is ``1 / latency``), one running at its demand does not.
+    A disk whose rate grew by less than ``DEMAND_ELASTICITY`` of what the
+    latency drop would give a held-back stream is marked with its rate;
     it keeps the mark while it does at least ``DEMAND_KEPT`` of that
     rate uncapped (under it, it is held back again and loses the mark).
     """
@@ -1389,8 +1378,7 @@ def demand_marks(served, marked, disks):
         prev = before.get(d.disk_id)
         if prev is None or prev[0] <= 0 or prev[1] <= 0:
             continue
-        moved = s.latency_s / prev[1]
-        if 1 - RESPONSE_LATENCY_DROP < moved < 1 / (1 - RESPONSE_LATENCY_DROP):
+        if s.latency_s > (1 - RESPONSE_LATENCY_DROP) * prev[1]:
             continue
         elasticity = (math.log(s.iops / prev[0])
                       / math.log(prev[1] / s.latency_s))
