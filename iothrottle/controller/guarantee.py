@@ -899,9 +899,10 @@ class GuaranteePolicy(policy.Policy):
                    if r.satisfaction < 1 + t.guard_fraction]
         tighten_streak = calm_streak = 0
         exhausted = False
+        felt = _cuts_felt(view.disks)
         if saturation and victims:
             streak = (state.tighten_streak
-                      if overbooking or _cuts_felt(view.disks)
+                      if overbooking or felt
                       else max(0, state.tighten_streak - 1))
             gain = 2 ** min(streak, MAX_ESCALATION)
             decisions, exhausted = self._tighten(
@@ -923,7 +924,7 @@ class GuaranteePolicy(policy.Policy):
             decisions = self._release(view, rows, saturation)
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
-            _share_gap(rows, decisions) if _cuts_felt(view.disks) else 0.0,
+            _share_gap(rows, decisions) if overbooking and felt else 0.0,
             exhausted, lowest=1 - t.defend_fraction)
         return policy.Outcome(
             decisions=tuple(decisions),
