@@ -46,11 +46,24 @@ disk the policy computes, from the host's view of the last interval:
   neighbours for such a guest whose demand was under its floor, at 0.88
   of ``none``'s throughput.  So the policy also watches the response:
   a disk whose latency fell by 20 % or more while its rate grew by less
-  than half of what a held-back stream would gain is *demand-bound*,
-  marked with its rate, and does not want more while it keeps 95 % of
-  that rate uncapped (``demand_marks``; the only per-disk memory the
-  policy has: lost, it costs an interval in which the disk counts as
-  wanting more).  Last, a capped disk under its cap whose latency is
+  than half of what a held-back stream would gain, or rose by 25 % or
+  more (the same ratio) while its rate stayed within 5 % of what it
+  was, is *demand-bound*, marked with its rate, and does not want more
+  while it keeps 95 % of that rate uncapped (``demand_marks``; the only
+  per-disk memory the policy has: lost, it costs an interval in which
+  the disk counts as wanting more).  The rise is the moment a burster
+  starts: a guest paced at 9 requests/s for a floor of 11.3 kept its
+  rate as the store went from 80 to 127 ms, showed 1.15 in flight, and
+  was cut for at 80 % of its floor, three calm intervals before the
+  caps came back (scenario plan 5 of seed 0).  The rise's test is
+  stricter than the fall's, which marks any rate short of half a
+  closed loop's response: measured with that same half-way test, a
+  paced guest that lost 19 % of its rate as the store went six times
+  slower (a burster restarting uncapped in the e2e fault matrix) was
+  marked 19 % under what it wanted and no floor was defended for the
+  rest of the run; and a rate that grows with the latency is a stream
+  adding requests, a burster adding processes, not one at its demand.
+  Last, a capped disk under its cap whose latency is
   over ``latency_factor`` x the domain's waits in its own throttle
   queue, not the store's (``_draining``): a burster that stopped drains
   that queue for an interval, a few requests at the queue's latency,
@@ -554,11 +567,13 @@ SHARE_SCALE_GAIN = 0.5
 SETTLE_STEPS = 40
 
 # Demand-bound streams (``demand_marks``): a latency fall of at least
-# 20 % is a test two 2 s intervals of +-7 % noise still read; a stream
-# held back by the queue gains about as much rate as its latency fell
-# (elasticity 1), one at its demand nothing (0): half-way tells them
-# apart; and a marked stream that falls 5 % under its marked rate is
-# held back again - the bench's own 95 % of a need.
+# 20 % (or a rise of 25 %, the same ratio) is a test two 2 s intervals
+# of +-7 % noise still read; after a fall, a stream held back by the
+# queue gains about as much rate as its latency fell (elasticity 1),
+# one at its demand nothing (0): half-way tells them apart; after a
+# rise only a rate within 5 % of the last does, and a marked stream
+# that falls 5 % under its marked rate is held back again - the
+# bench's own 95 % of a need.
 RESPONSE_LATENCY_DROP = 0.2
 DEMAND_ELASTICITY = 0.5
 DEMAND_KEPT = 0.95
@@ -1358,11 +1373,14 @@ def demand_marks(served, marked, disks):
     flight at a slow store from a starved one.  Their response can: when
     a disk's latency falls by ``RESPONSE_LATENCY_DROP`` or more, a
     stream held back by the queue speeds up in proportion (a closed
-    loop's rate is ``1 / latency``), one running at its demand does not.
-    A disk whose rate grew by less than ``DEMAND_ELASTICITY`` of what the
-    latency drop would give a held-back stream is marked with its rate;
-    it keeps the mark while it does at least ``DEMAND_KEPT`` of that
-    rate uncapped (under it, it is held back again and loses the mark).
+    loop's rate is ``1 / latency``), one running at its demand does not;
+    when it rises by as much, the held-back stream slows down and the
+    paced one keeps its rate.  A disk whose rate grew by less than
+    ``DEMAND_ELASTICITY`` of what the latency drop would give a
+    held-back stream, or stayed within ``DEMAND_KEPT`` of itself
+    through the rise, is marked with its rate; it keeps the mark while
+    it does at least ``DEMAND_KEPT`` of that rate uncapped (under it, it
+    is held back again and loses the mark).
     """
     before = {disk_id: (iops, latency_s)
               for disk_id, iops, latency_s in served}
@@ -1379,13 +1397,34 @@ def demand_marks(served, marked, disks):
         prev = before.get(d.disk_id)
         if prev is None or prev[0] <= 0 or prev[1] <= 0:
             continue
-        if s.latency_s > (1 - RESPONSE_LATENCY_DROP) * prev[1]:
-            continue
-        elasticity = (math.log(s.iops / prev[0])
-                      / math.log(prev[1] / s.latency_s))
-        if elasticity < DEMAND_ELASTICITY:
+        if _held_through_rise(prev, s) or _flat_through_fall(prev, s):
             out.append((d.disk_id, s.iops))
     return tuple(out)
+
+
+def _flat_through_fall(prev, sample):
+    """Whether ``sample``'s latency fell by ``RESPONSE_LATENCY_DROP`` or
+    more from ``prev`` (iops, latency_s) while its rate grew by less than
+    ``DEMAND_ELASTICITY`` of what a held-back stream would gain."""
+    if sample.latency_s > (1 - RESPONSE_LATENCY_DROP) * prev[1]:
+        return False
+    elasticity = (math.log(sample.iops / prev[0])
+                  / math.log(prev[1] / sample.latency_s))
+    return elasticity < DEMAND_ELASTICITY
+
+
+def _held_through_rise(prev, sample):
+    """Whether ``sample``'s latency rose by ``1 / (1 -
+    RESPONSE_LATENCY_DROP)`` (25 %) or more from ``prev`` while its rate
+    stayed within ``DEMAND_KEPT`` of what it was, either way.
+
+    Stricter than the fall's test: a stream that loses part of its rate
+    as the store slows may be held back with slack in its pacing, and
+    one whose rate grows with its latency added requests (a burster
+    adding processes); neither is marked."""
+    if sample.latency_s < prev[1] / (1 - RESPONSE_LATENCY_DROP):
+        return False
+    return DEMAND_KEPT * prev[0] <= sample.iops <= prev[0] / DEMAND_KEPT
 
 
 def _served(disks):

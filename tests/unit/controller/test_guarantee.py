@@ -829,6 +829,48 @@ class TestDemandBound(testtools.TestCase):
         self.assertEqual((), guarantee.demand_marks(
             (('p/vda', 20.0, 0.030),), (), paced))
 
+    def test_a_stream_that_keeps_its_rate_as_latency_rises_is_marked(self):
+        # Scenario plan 5 of seed 0 as a burster starts: a guest paced
+        # at 9 IOPS for a floor of 11.3 goes from 80 to 127 ms and keeps
+        # its rate (1.15 in flight): at its demand.
+        paced = [disk('p', 9.0, 0.127, min_iops=11.3)]
+        self.assertEqual((('p/vda', 9.0),), guarantee.demand_marks(
+            (('p/vda', 9.0, 0.080),), (), paced))
+        # A closed loop at 1 / latency slows as much: 12.5 -> 7.9 IOPS,
+        # held back, not marked.
+        loop = [disk('p', 7.9, 0.127, min_iops=11.3)]
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 12.5, 0.080),), (), loop))
+        # A rise under 25 % proves nothing.
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 9.0, 0.105),), (), paced))
+        # Marked, it is no victim: the floorless burster beside it on a
+        # congested store is not cut for it.
+        disks = [disk('f', 80, 0.127), paced[0]]
+        self.assertIn('f', by_name(decide(disks)))
+        out = decide(disks, state=guarantee.DomainState(
+            served=(('p/vda', 9.0, 0.080),)))
+        self.assertEqual((), out.decisions)
+
+    def test_a_rate_that_moves_with_a_rise_is_not_marked(self):
+        # The e2e fault matrix's guest-restart: a paced guest lost 19 %
+        # of its rate as the store went six times slower (a half-way
+        # test would mark it at 8.1, under what it wants).
+        slowed = [disk('p', 8.1, 0.120, min_iops=9.5)]
+        self.assertEqual((), guarantee.demand_marks(
+            (('p/vda', 10.0, 0.020),), (), slowed))
+        # A rate that grows with its latency is a stream adding requests
+        # (a burster adding processes), not one at its demand.
+        adding = [disk('b', 14.0, 0.120, min_iops=20)]
+        self.assertEqual((), guarantee.demand_marks(
+            (('b/vda', 10.0, 0.060),), (), adding))
+        # Unmarked, the slowed guest under its floor is a victim: the
+        # floorless burster beside it is cut.
+        disks = [disk('f', 80, 0.120), slowed[0]]
+        out = decide(disks, state=guarantee.DomainState(
+            served=(('p/vda', 10.0, 0.020),)))
+        self.assertIn('f', by_name(out))
+
     def test_the_mark_holds_while_the_rate_does_and_not_under_a_cap(self):
         marked = (('p/vda', 20.0),)
         self.assertEqual(marked, guarantee.demand_marks(
