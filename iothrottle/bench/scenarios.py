@@ -60,7 +60,11 @@ its measured end, see ``after_event``):
   minimum over the guests;
 * *reaction time*: for each burst step (a burster starting or adding
   processes), the intervals from the step until every need is met again
-  (0: never broken; None: not met before the next event or the end);
+  (0: never broken; None: not met before the next event or the end).
+  A step that another guest's event follows within
+  ``TARGET_REACTION_P95`` intervals and whose needs were not yet met is
+  *cut short*, listed apart and out of the p95: its reaction is at
+  least the intervals it had, which cannot show one of 1 or 2;
 * overbooked intervals: each guaranteed guest's mean throughput over its
   mean share (target >= 95 %), and what the floorless guests did over
   what their minimum caps allow (target: cut to the minimum cap, at most
@@ -450,10 +454,21 @@ def counted(plan, interval):
 
 
 def reaction_intervals(plan, intervals, capacity_iops):
-    """Per burst step, the intervals until every need is met again (None:
-    not before the next event or the end of the run)."""
+    """Per burst step, the intervals until every need is met again, as
+    ``(reactions, cut_short)``.
+
+    ``reactions`` holds one entry per step whose reaction the bar can
+    judge: the interval index at which every need was met (0: never
+    broken), or None if it was not met within ``TARGET_REACTION_P95 +
+    1`` intervals or more before the next event or the end of the run.
+    ``cut_short`` holds, for each step not met before the next event
+    came fewer intervals later, the number of intervals it had: its
+    reaction is at least that, which says nothing of a bar of
+    ``TARGET_REACTION_P95`` (another guest's event one interval after a
+    burster's step leaves room for a reaction of 0 only).
+    """
     events = plan.step_times_s()
-    out = []
+    reactions, cut_short = [], []
     for step_s in plan.burst_steps_s():
         later = [t for t in events if t > step_s]
         until_s = later[0] if later else math.inf
@@ -465,8 +480,12 @@ def reaction_intervals(plan, intervals, capacity_iops):
                     needs_kb_s(plan, interval, capacity_iops)[0]):
                 reaction = k
                 break
-        out.append(reaction)
-    return out
+        if reaction is None and later and \
+                len(window) <= TARGET_REACTION_P95:
+            cut_short.append(len(window))
+        else:
+            reactions.append(reaction)
+    return reactions, cut_short
 
 
 def summarize(plan, intervals, capacity_iops):
@@ -495,7 +514,8 @@ def summarize(plan, intervals, capacity_iops):
                  if r['satisfied_fraction'] is not None]
     shares = [r['overbooked_share'] for r in rows
               if r['overbooked_share'] is not None]
-    reactions = reaction_intervals(plan, intervals, capacity_iops)
+    reactions, cut_short = reaction_intervals(plan, intervals,
+                                              capacity_iops)
     return dict(seed000.latency_summary(intervals), **{
         'vms': rows,
         'total_mean': _mean(sum(i.kb_s.values()) for i in intervals),
@@ -506,6 +526,7 @@ def summarize(plan, intervals, capacity_iops):
         'worst_satisfied': min(satisfied) if satisfied else None,
         'reaction': reactions,
         'reaction_p95': percentile(reactions, 95),
+        'reaction_cut_short': cut_short,
         'overbooked_intervals': len(over_intervals),
         'overbooked_share_min': min(shares) if shares else None,
         'floorless_vs_minimum': _mean(
@@ -575,6 +596,8 @@ def aggregate(plans, runs):
         ratio_iops = [x for x in (_vs_none(r, policy) for r in runs)
                       if x is not None]
         reactions = [x for r in runs for x in r[policy]['reaction']]
+        cut_short = sum(len(r[policy].get('reaction_cut_short', ()))
+                        for r in runs)
         met, applicable = {}, {}
         for plan, r in zip(plans, runs):
             for name, ok in targets(plan, r, policy).items():
@@ -590,7 +613,8 @@ def aggregate(plans, runs):
             'reaction_p50': percentile(reactions, 50),
             'reaction_p95': percentile(reactions, 95),
             'reaction_never': sum(x is None for x in reactions),
-            'burst_steps': len(reactions),
+            'burst_steps': len(reactions) + cut_short,
+            'reaction_cut_short': cut_short,
             'targets': {n: '%d/%d' % (met[n], applicable[n])
                         for n in applicable},
         }
@@ -691,10 +715,12 @@ def plan_row(plan, results):
     for policy, r in results.items():
         lines.append(
             '  %-12s worst satisfied %5s  total %6.0f KB/s %5.1f IOPS'
-            '  reaction %s  overbooked share %s  targets %s' % (
+            '  reaction %s%s  overbooked share %s  targets %s' % (
                 policy, pct(r['worst_satisfied']), r['total_mean'],
-                r['total_iops_mean'],
-                r['reaction'], pct(r['overbooked_share_min']),
+                r['total_iops_mean'], r['reaction'],
+                ' (cut short after %s)' % r['reaction_cut_short']
+                if r.get('reaction_cut_short') else '',
+                pct(r['overbooked_share_min']),
                 ' '.join('%s=%s' % (k, 'ok' if v else 'MISSED')
                          for k, v in targets(plan, results,
                                              policy).items()) or '-'))
@@ -702,19 +728,21 @@ def plan_row(plan, results):
 
 
 def table(summary):
-    """The per-policy summary over plans, as text."""
-    lines = ['%-12s %18s %18s %18s %9s %9s  %s' % (
+    """The per-policy summary over plans, as text (``short``: burst
+    steps whose reaction was cut short by the next event)."""
+    lines = ['%-12s %18s %18s %18s %9s %9s %6s  %s' % (
         'policy', 'worst sat min/p50', 'KB/s vs none', 'IOPS vs none',
-        'react p50', 'react p95', 'targets met (plans)')]
+        'react p50', 'react p95', 'short', 'targets met (plans)')]
     for policy, a in summary.items():
         w, t = a['worst_satisfied'], a['total_vs_none']
         n = a['total_iops_vs_none']
-        lines.append('%-12s %18s %18s %18s %9s %9s  %s' % (
+        lines.append('%-12s %18s %18s %18s %9s %9s %6s  %s' % (
             policy,
             '%s / %s' % (pct(w and w['min']), pct(w and w['p50'])),
             '%s / %s' % (pct(t and t['min']), pct(t and t['p50'])),
             '%s / %s' % (pct(n and n['min']), pct(n and n['p50'])),
             _intervals(a['reaction_p50']), _intervals(a['reaction_p95']),
+            a.get('reaction_cut_short', 0),
             ' '.join('%s %s' % kv for kv in a['targets'].items())))
     return '\n'.join(lines)
 

@@ -184,12 +184,32 @@ class TestMetrics(testtools.TestCase):
         series = [interval(2, **bad), interval(4, **ok), interval(6, **ok),
                   interval(8, **ok), interval(10, **bad),
                   interval(12, **bad)]
-        # Step 0: one bad interval; step 8: never met before 12 s.
-        self.assertEqual([1, None],
+        # Step 0: one bad interval; step 8: not met in the 2 intervals
+        # before p stops at 12 s, too few to show a reaction of 2 or
+        # less: cut short, out of the reactions the bar judges.
+        self.assertEqual(([1], [2]),
                          scenarios.reaction_intervals(PLAN, series, 100))
         series[-1] = interval(12, **ok)
-        self.assertEqual([1, 1],
+        self.assertEqual(([1, 1], []),
                          scenarios.reaction_intervals(PLAN, series, 100))
+
+    def test_a_reaction_with_room_to_show_and_not_met_is_never(self):
+        # p stops at 14 s: step 8 has 3 intervals, not met in any.
+        later = plan(PLAN.vms, [e if e.action != STOP else E(14.0, 'p', STOP)
+                                for e in PLAN.events], duration_s=22.0)
+        ok = dict(b=700, p=1000)
+        bad = dict(b=700, p=500)
+        series = [interval(t, **(ok if t <= 8 else bad))
+                  for t in range(2, 15, 2)]
+        self.assertEqual(([0, None], []),
+                         scenarios.reaction_intervals(later, series, 100))
+        summary = scenarios.summarize(later, series, 100)
+        self.assertIsNone(summary['reaction_p95'])
+        # The same run with p stopping at 12 s: cut short, not judged.
+        short = scenarios.summarize(PLAN, series[:6], 100)
+        self.assertEqual([0], short['reaction'])
+        self.assertEqual([2], short['reaction_cut_short'])
+        self.assertEqual(0, short['reaction_p95'])
 
     def test_the_two_intervals_after_an_event_are_skipped_late_ticks_too(
             self):
@@ -208,7 +228,7 @@ class TestMetrics(testtools.TestCase):
         bad = dict(b=700, p=500)
         series = [interval(t + 0.004, **kb_s) for t, kb_s in (
             (2, bad), (4, bad), (6, bad), (8, ok), (10, ok), (12, ok))]
-        self.assertEqual([3, 0],
+        self.assertEqual(([3, 0], []),
                          scenarios.reaction_intervals(PLAN, series, 100))
 
     def test_percentile_ranks_never_last(self):
