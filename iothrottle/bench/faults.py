@@ -221,6 +221,42 @@ def count_decisions(conductor_log, agent_log):
             sum(int(n) for n in _RECEIVED.findall(agent_log)))
 
 
+# The conductor's decision lines (``Conductor.publish``: action, disk,
+# storage domain, reason) and how many of the last a missed fault's
+# report shows: at one decision per capped disk an interval, 30 lines
+# cover the 10 intervals around a fault of the 3-guest plan.
+_DECISION = re.compile(r'^\S+ (\S+) \d+ INFO \S+ \[[^]]*\] '
+                       r'(cap|release) (\S+) on \S+: (.*)$')
+TRAIL_LINES = 30
+
+
+def decision_trail(conductor_log, limit=TRAIL_LINES):
+    """The last ``limit`` decisions in the text of a conductor's log, a
+    line each: time, action, disk, reason - what a fault that missed
+    its expectations is explained by where no log survives the run
+    (CI)."""
+    lines = []
+    for line in conductor_log.splitlines():
+        m = _DECISION.match(line)
+        if m:
+            lines.append('%s %s %s: %s' % m.groups())
+    return lines[-limit:] if limit else []
+
+
+def series_text(row):
+    """A fault's intervals, a line each: end, KB/s per guest, and the
+    caps in force from then (``row['series']``, ``row['caps']``)."""
+    caps = list(row.get('caps', ()))
+    lines = []
+    for interval in row.get('series', ()):
+        now = [c for t, c in caps if t <= interval['end_s']]
+        lines.append('%7.1f s  %s%s' % (
+            interval['end_s'],
+            ' '.join('%s=%d' % kv for kv in sorted(interval['kb_s'].items())),
+            '  caps %s' % now[-1] if now and now[-1] else ''))
+    return '\n'.join(lines)
+
+
 def table(rows, plan):
     """The fault matrix as text, one line per fault."""
     header = ('%-22s %6s %7s %9s %9s %7s %5s  %s' % (

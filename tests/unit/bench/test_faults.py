@@ -119,6 +119,36 @@ class TestLogsAndTable(testtools.TestCase):
         agent = '... received 2 decision(s): 1 applied, 1 stale\n'
         self.assertEqual((3, 2), faults.count_decisions(conductor, agent))
 
+    def test_decision_trail_keeps_the_last_decisions_of_a_log(self):
+        head = ('2026-11-26 10:07:%02d.016 26561 INFO '
+                'iothrottle.conductor.service [-] ')
+        log = '\n'.join([
+            head % 20 + 'round 1: 1 host(s), 1 domain(s), 1 decision(s)',
+            head % 22 + 'cap 9c/vda on nbd+unix:///s.sock: held: calm',
+            '2026-11-26 10:07:23.0 26561 DEBUG iothrottle.conductor.service'
+            ' [-] cast 1 decision(s) to flt-a publish x.py:294',
+            head % 24 + 'release 9c/vda on nbd+unix:///s.sock: no longer '
+            'pushing against its cap',
+            head % 26 + 'cap 9c/vda on nbd+unix:///s.sock: domain load '
+            '0.90 >= border 0.90; deficit 0.260 -> 26.9 IOPS'])
+        self.assertEqual(
+            ['10:07:22.016 cap 9c/vda: held: calm',
+             '10:07:24.016 release 9c/vda: no longer pushing against its '
+             'cap',
+             '10:07:26.016 cap 9c/vda: domain load 0.90 >= border 0.90; '
+             'deficit 0.260 -> 26.9 IOPS'],
+            faults.decision_trail(log))
+        self.assertEqual(1, len(faults.decision_trail(log, limit=1)))
+        self.assertEqual([], faults.decision_trail('no decisions here'))
+
+    def test_series_text_shows_each_interval_with_its_caps(self):
+        row = {'series': [{'end_s': 2.0, 'kb_s': {'vm1': 900, 'vm2': 40}},
+                          {'end_s': 4.0, 'kb_s': {'vm1': 300, 'vm2': 600}}],
+               'caps': [[0.5, {}], [3.1, {'vm1': 20}]]}
+        self.assertEqual('    2.0 s  vm1=900 vm2=40\n'
+                         "    4.0 s  vm1=300 vm2=600  caps {'vm1': 20}",
+                         faults.series_text(row))
+
     def test_table_has_a_line_per_fault_and_says_what_missed(self):
         row = faults.measure(faults.BY_NAME['agent-kill'], PLAN,
                              [interval(26, MET)], [(9.0, {'vm1': 5})],
