@@ -18,9 +18,8 @@ from iothrottle.bench import faults
 
 def _what_happened(row):
     """The intervals (bench time) and the conductor's last decisions (its
-    log's wall-clock time) of a fault that
-    missed: CI keeps no logs, and a fault seen once must be explained
-    from its report."""
+    log's wall-clock time) of a fault that missed: CI keeps no logs,
+    and a fault seen once must be explained from its report."""
     try:
         with open(os.path.join(row['logs'], 'conductor.log')) as f:
             trail = faults.decision_trail(f.read())
