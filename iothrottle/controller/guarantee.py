@@ -512,8 +512,19 @@ demand-bound (seed 0 totals 7 of 7, plan 5 from 0.886 to 0.994; seed 3
 plan 4 from 0.916 to 1.005); the e2e fault matrix failed with it
 (guest-restart: no guarantee defended after the burster came back
 uncapped).  A paced guest that loses part of its rate to a slower
-store passes that test and keeps the mark under its floor; a rise can
-only speak for a rate held within the noise, not yet measured.
+store passes that test and keeps the mark under its floor; a rise
+speaks only for a rate held within the noise, and in that form
+(``_held_through_rise``, kept) the fault matrix met every expectation
+and the three draws kept every floor on 22 of 22 plans that fit, with
+reaction within 2 intervals on 22 of 22 and totals at >= 97 % of
+``none`` on 18 of 22 (seed 0 7 of 7, seed 3 6 of 9, seed 7 5 of 6;
+doc/scenarios.rst, "The demand test on a rise, held within the
+noise").  Measured and not kept: a marked disk a quarter under the
+highest latency it kept its rate through bounding no release; it acted
+in 6 decisions over seed 3's ten plans and moved no total.  What the
+totals still miss is the border held in steady state (a cap the floors
+need keeps the load at 0.9 of the learned capacity where ``none``
+runs the store full) and transients of the 22 s plans.
 
 Tunables (``[controller]``)
 ---------------------------
