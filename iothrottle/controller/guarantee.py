@@ -57,11 +57,12 @@ disk the policy computes, from the host's view of the last interval:
   was cut for at 80 % of its floor, three calm intervals before the
   caps came back (scenario plan 5 of seed 0).  The rise's test is
   stricter than the fall's, which marks any rate short of half a
-  closed loop's response: measured with that same half-way test, a
-  paced guest that lost 19 % of its rate as the store went six times
-  slower (a burster restarting uncapped in the e2e fault matrix) was
-  marked 19 % under what it wanted and no floor was defended for the
-  rest of the run; and a rate that grows with the latency is a stream
+  closed loop's response: that same half-way test marks a paced guest
+  that loses 19 % of its rate as the store goes six times slower, 19 %
+  under what it wants; with it, the e2e fault matrix's guest-restart (a
+  burster restarting uncapped) defended no floor for the rest of the
+  run, likely by that path (the matrix kept no per-interval trace then
+  to confirm it); and a rate that grows with the latency is a stream
   adding requests, a burster adding processes, not one at its demand.
   Last, a capped disk under its cap whose latency is
   over ``latency_factor`` x the domain's waits in its own throttle
