@@ -383,6 +383,26 @@ class TestEscalation(testtools.TestCase):
         self.assertIn('(x2)', by_name(out)['vm1'].reason)
         self.assertEqual(2, out.state.tighten_streak)
 
+    def test_a_shortfall_grown_by_new_load_is_not_doubled(self):
+        # vm2 lacks 12 - 5 = 7 IOPS of its guard band's top.  Held by
+        # its cap, vm1's cut has acted; had vm2 lacked 7 last interval
+        # too, the cut failed and doubles; had it lacked 3, new load
+        # came (seed 3 plan 1: a second burster's step between two
+        # cuts) and this deficit, sized for it, is not doubled.
+        cap = model.Cap(iops=70, bytes_sec=70 * KB64)
+        disks = [disk('vm1', 71, 0.12, cap=cap),
+                 disk('vm2', 5, 0.2, min_iops=10), disk('vm3', 10, 0.04)]
+        same = decide(disks, state=guarantee.DomainState(
+            tighten_streak=1, shortfall=0.07))
+        self.assertIn('(x2)', by_name(same)['vm1'].reason)
+        self.assertAlmostEqual(0.07, same.state.shortfall, places=2)
+        grown = decide(disks, state=guarantee.DomainState(
+            tighten_streak=1, shortfall=0.03))
+        self.assertIn('(x1)', by_name(grown)['vm1'].reason)
+        self.assertEqual(1, grown.state.tighten_streak)
+        self.assertLess(by_name(same)['vm1'].cap.iops,
+                        by_name(grown)['vm1'].cap.iops)
+
     def test_a_victim_short_with_no_excess_left_shrinks_the_shares(self):
         # The overbooked domain above: vm3 (one request in flight at
         # 500 ms) lacks more than both donors' excess over their shares.
