@@ -179,7 +179,22 @@ class Tracer:
             self.out.write('    %s %s: %s\n' % (
                 names.get(d.instance_uuid, d.instance_uuid), d.action,
                 d.reason))
+        marks = _marks_text(report.states, names)
+        if marks:
+            self.out.write('    demand-bound: %s\n' % marks)
         self.out.flush()
+
+
+def _marks_text(states, names):
+    """The demand-bound marks the policy holds after an interval
+    (``guarantee``'s ``DomainState.demand_bound``), as ``name at IOPS``,
+    or ''."""
+    out = []
+    for state in states.values():
+        for disk_id, iops in getattr(state, 'demand_bound', ()):
+            uuid = disk_id.split('/', 1)[0]
+            out.append('%s at %.1f IOPS' % (names.get(uuid, uuid), iops))
+    return ', '.join(out)
 
 
 def figure(path, plans, runs, policies):

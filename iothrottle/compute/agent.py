@@ -44,6 +44,11 @@ class StepReport:
     expired: tuple = ()
     collect_s: float = 0.0
     balloon: object = None   # a balloon_agent.BalloonReport, if it ran
+    # Storage domain -> the policy's state after this interval (what it
+    # remembers: for ``guarantee`` the learned capacity, the escalation
+    # and the demand-bound marks); filled where the agent decides itself.
+    states: types.MappingProxyType = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
 
 
 class Agent:
@@ -111,7 +116,8 @@ class Agent:
             decisions=tuple(decisions),
             caps=types.MappingProxyType(self.leases.caps()),
             errors=tuple(errors), expired=expired,
-            collect_s=collection.duration_s, balloon=balloon)
+            collect_s=collection.duration_s, balloon=balloon,
+            states=types.MappingProxyType(dict(self._states)))
 
     def _balloon_step(self, collection, now_s, errors):
         """Run the balloon loop if enabled; a failure is logged into

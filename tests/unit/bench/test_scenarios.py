@@ -347,6 +347,21 @@ class TestRunnerPieces(testtools.TestCase):
         # Not told: the [storage] default, one 7200 rpm disk.
         self.assertEqual(200.0, untold.capacity_of('any').max_iops)
 
+    def test_trace_names_the_demand_bound_marks(self):
+        import types
+
+        from iothrottle.bench import scenario_runner
+        from iothrottle.controller import guarantee
+        states = {'store': guarantee.DomainState(
+            demand_bound=(('u2/vda', 52.0), ('u3/vda', 19.5)))}
+        self.assertEqual(
+            'g2 at 52.0 IOPS, g3 at 19.5 IOPS',
+            scenario_runner._marks_text(types.MappingProxyType(states),
+                                        {'u2': 'g2', 'u3': 'g3'}))
+        # A policy state with no marks (paper's, none's) says nothing.
+        self.assertEqual('', scenario_runner._marks_text(
+            {'store': None, 'other': guarantee.DomainState()}, {}))
+
     def test_plan_collector_shows_only_the_plans_disks(self):
         import types
 

@@ -183,6 +183,12 @@ class TestStep(AgentTestCase):
         self.assertEqual([(LOCAL, 0), (SHARED, 0), (LOCAL, 1), (SHARED, 1)],
                          states)
 
+    def test_report_shows_each_domains_state_after_the_interval(self):
+        report = self.agent.step(1.0)
+        self.assertEqual({LOCAL: 1, SHARED: 1}, dict(report.states))
+        report = self.agent.step(2.0)
+        self.assertEqual({LOCAL: 2, SHARED: 2}, dict(report.states))
+
     def test_cap_applied_leased_and_shown_next_interval(self):
         self.policy.decide_for[SHARED] = [_cap('a', 120)]
         report = self.agent.step(1.0)
