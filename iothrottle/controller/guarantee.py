@@ -1331,8 +1331,7 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
     shortfalls - a paced stream does - and the others not to stop: an
     unpaced stream does not.)
     """
-    shortfalls = [(v, max(0.0, v.floor_load * (1 + guard_fraction)
-                          - v.load)) for v in victims]
+    shortfalls = [(v, _guard_gap(v, guard_fraction)) for v in victims]
     per_request = max([s / v.disk.sample.inflight for v, s in shortfalls
                        if v.disk.cap is None and v.disk.sample.inflight > 0],
                       default=0.0)
@@ -1383,11 +1382,16 @@ def _share_gap(rows, decisions):
                not in capped)
 
 
+def _guard_gap(row, guard_fraction):
+    """What ``row`` lacks of the top of its guard band, ``floor x (1 +
+    guard_fraction)`` (load, 0 at or above it)."""
+    return max(0.0, row.floor_load * (1 + guard_fraction) - row.load)
+
+
 def _shortfall(victims, guard_fraction):
-    """What ``victims`` lack of the top of their guard bands, in all
+    """What ``victims`` lack of the tops of their guard bands, in all
     (load)."""
-    return sum(max(0.0, v.floor_load * (1 + guard_fraction) - v.load)
-               for v in victims)
+    return sum(_guard_gap(v, guard_fraction) for v in victims)
 
 
 def _new_load(state, shortfall):
