@@ -479,6 +479,27 @@ class TestHoldAndRelease(testtools.TestCase):
         out = decide(disks, state=out.state)
         self.assertGreater(by_name(out)['vm1'].cap.iops, 50)
 
+    def test_a_hold_below_the_border_keeps_an_overbooked_domains_shares(
+            self):
+        # Scenario plan 6 of seed 0: floors of 55 + 30 + 40 IOPS in
+        # demand, the two donors capped at about their shares (72 % of
+        # each floor, 90 / 125) and the uncapped vm3 short of its own.
+        # The interval reads below the border (78 IOPS, 25 ms): the
+        # domain is no less overbooked, and the hold renews the caps
+        # at the shares.  Raised to the full floors (55 and 30), the
+        # caps let the store 22 IOPS past its border the next interval.
+        out = decide([disk('vm1', 38, 0.4, min_iops=55,
+                           cap=model.Cap(40, 40 * KB64)),
+                      disk('vm2', 20, 0.4, min_iops=30,
+                           cap=model.Cap(22, 22 * KB64)),
+                      disk('vm3', 20, 0.025, min_iops=40)])
+        self.assertFalse(out.saturated)
+        d = by_name(out)
+        self.assertEqual(model.Cap(40, 40 * KB64), d['vm1'].cap)
+        self.assertEqual(model.Cap(22, 22 * KB64), d['vm2'].cap)
+        self.assertIn('held: vm3', d['vm1'].reason)
+        self.assertIn('overbooked', d['vm1'].reason)
+
     def test_hold_renews_caps_while_a_guarantee_is_at_risk(self):
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
         out = decide([disk('vm1', 50, 0.2, cap=cap),
