@@ -239,7 +239,18 @@ Each interval, for one storage domain:
    overbooked domain the defended level is the bare share, see below);
    a cap never goes below
    ``min_iops``/``min_bytes_sec`` nor below the *minimum cap* (below),
-   and a floor holds on both of a cap's axes: a byte floor is carried to
+   so the excess is counted above the minimum cap's load too, where
+   that is more (``_lowest_cut``): a floorless donor at the minimum has
+   nothing to give.  Counted from its floor of 0, it took its part of
+   the deficit, a cut no cap could make, and the guaranteed donors over
+   their floors beside it were cut too little (scenario plan 1 of seed
+   0: three floorless guests held at the minimum cap were "cut by"
+   0.02-0.08 of the domain while two guaranteed guests 13-19 % over
+   their floors were kept, and a 4 KB guest with one request in flight
+   got 71-100 % of its floor as the cut escalated to x8).  Above the
+   minimum, the weights share as before: two floorless donors of 45
+   IOPS, weights 1 and 3, that must give 46 keep 10 + 6 and 10 + 18.
+   And a floor holds on both of a cap's axes: a byte floor is carried to
    the IOPS axis at the measured request size, an IOPS floor to the
    bandwidth axis (``Assessment.floor_guarantee``).  Kept on its own
    axis only, a byte floor of 1154 KB/s was capped at 1.18 MB/s and 24
@@ -1128,8 +1139,8 @@ class GuaranteePolicy(policy.Policy):
     def _tighten(self, view, rows, victims, saturation, gain):
         t = self.tunables
         donors = [r for r in rows if r not in victims
-                  and r.load > self._defended_load(r)]
-        excesses = [d.load - self._defended_load(d) for d in donors]
+                  and r.load > self._lowest_cut(view, r)]
+        excesses = [d.load - self._lowest_cut(view, d) for d in donors]
         weights = [d.disk.guarantee.weight for d in donors]
 
         def capped_by(deficit):
@@ -1166,6 +1177,16 @@ class GuaranteePolicy(policy.Policy):
                 decisions.append(self._renew(r, 'kept while tightening: '
                                              + why))
         return decisions, overbooked
+
+    def _lowest_cut(self, view, row):
+        """The least load a cut can hold ``row`` at: its defended level
+        (``_defended_load``), or the minimum cap's load at its request
+        size if that is more, for no cap goes under the minimum cap.  A
+        donor at the minimum has nothing to give, however far over its
+        floor it is: counted as excess, it took its part of a deficit
+        that no cap could free."""
+        return max(self._defended_load(row),
+                   self._minimum_cap_load(view, row))
 
     def _defended_load(self, row):
         """The load under which ``row`` is never cut: its floor plus

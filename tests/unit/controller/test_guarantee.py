@@ -143,7 +143,12 @@ class TestTighten(testtools.TestCase):
                  disk('vm3', 4, 0.3, min_iops=10),
                  disk('vm4', 20, 0.05, min_iops=15)]
         out = decide(disks)
-        self.assertEqual({'vm1'}, set(by_name(out)))
+        caps = {k: d.cap.iops for k, d in by_name(out).items()}
+        self.assertNotIn('vm2', caps)
+        self.assertLess(caps['vm1'], 30)
+        # vm4 (1 in flight) would take its part of what vm1's cut frees:
+        # it may be held at its rate, never cut.
+        self.assertGreaterEqual(caps.get('vm4', 20), 20)
         ref = paper.PaperPolicy().decide(
             model.DomainView('store', STORE, tuple(disks), 100.0), None)
         self.assertEqual({'vm2'}, {d.instance_uuid for d in ref.decisions})
@@ -278,13 +283,27 @@ class TestTighten(testtools.TestCase):
         self.assertGreaterEqual(caps.get('vm2', 20), 20)
         self.assertNotIn('overbooked', by_name(out)['vm1'].reason)
 
+    def test_a_donor_at_the_minimum_cap_takes_no_part_of_the_cut(self):
+        # Scenario plan 1 of seed 0: floorless guests held at the minimum
+        # cap beside guaranteed ones over their floors.  vm1 runs at the
+        # minimum (10 IOPS) and can give nothing: the whole cut comes
+        # from vm2, over its floor of 30, down to its defended 31.5.
+        # Counted as excess, vm1 took 0.08 of the 0.19 deficit, which
+        # no cap could free, and vm2 was cut to 34.3 only.
+        out = decide([disk('vm1', 10, 0.5, cap=model.Cap(10, 16 * KB64)),
+                      disk('vm2', 45, 0.1, min_iops=30),
+                      disk('vm3', 30, 1 / 30, min_iops=40)])
+        d = by_name(out)
+        self.assertEqual(model.Cap(10, 16 * KB64), d['vm1'].cap)
+        self.assertAlmostEqual(31.5, d['vm2'].cap.iops, places=3)
+
     def test_floorless_donor_of_an_overbooked_domain_gets_the_minimum_cap(
             self):
         out = decide([disk('vm1', 50, 0.1),
                       disk('vm2', 30, 0.1, min_iops=60),
                       disk('vm3', 15, 0.5, min_iops=40)])
         d = by_name(out)['vm1']
-        self.assertEqual(10.0, d.cap.iops)
+        self.assertAlmostEqual(10.0, d.cap.iops, places=9)
         self.assertIn('overbooked', d.reason)
 
     def test_a_byte_floor_holds_on_the_iops_axis_of_a_renewed_cap(self):
@@ -321,11 +340,11 @@ class TestTighten(testtools.TestCase):
                       disk('vm2', 45, 0.1, weight=3),
                       disk('vm3', 2, 0.5, min_iops=40)])
         caps = {k: d.cap.iops for k, d in by_name(out).items()}
-        # Deficit 0.40 x 1.2 - 0.02 = 0.46;
-        # (0.45 - lam) + (0.45 - 3 lam) = 0.46.
-        lam = 0.11
-        self.assertAlmostEqual(lam * 100, caps['vm1'], places=3)
-        self.assertAlmostEqual(3 * lam * 100, caps['vm2'], places=3)
+        # Deficit 0.40 x 1.2 - 0.02 = 0.46, taken from the excess over
+        # the minimum cap (0.10): (0.35 - lam) + (0.35 - 3 lam) = 0.46.
+        lam = 0.06
+        self.assertAlmostEqual(10 + lam * 100, caps['vm1'], places=3)
+        self.assertAlmostEqual(10 + 3 * lam * 100, caps['vm2'], places=3)
 
     def test_small_request_burst_is_seen_as_load(self):
         # Seed 000 section 5.2: a 4 KB burst barely moves bandwidth yet

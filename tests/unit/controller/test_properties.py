@@ -62,8 +62,10 @@ class TestHardestCut(testtools.TestCase):
             disk('nb', 40.0, 0.3)])
         decided = {d.instance_uuid: d for d in outcome.decisions}
         self.assertEqual(model.CAP, decided['nb'].action)
-        self.assertEqual(MINIMUM.iops, decided['nb'].cap.iops)
-        self.assertEqual(MINIMUM.bytes_sec, decided['nb'].cap.bytes_sec)
+        self.assertAlmostEqual(MINIMUM.iops, decided['nb'].cap.iops,
+                               places=9)
+        self.assertAlmostEqual(MINIMUM.bytes_sec,
+                               decided['nb'].cap.bytes_sec, places=3)
 
     def test_minimum_cap_is_a_tunable(self):
         policy = guarantee.GuaranteePolicy(guarantee.GuaranteeTunables(
