@@ -977,8 +977,34 @@ class TestShareScale(testtools.TestCase):
                                                 exhausted=False))
         self.assertEqual(1.0, self.scale(0.99, -0.1))
 
-    def test_stands_below_the_border(self):
-        self.assertEqual(0.95, self.scale(0.95, -0.1, saturation=''))
+    def test_below_the_border_grows_back_but_never_falls(self):
+        # An overbooked domain under its border is held there by its
+        # caps: an uncapped floor taking more than its share there says
+        # the capped ones may have more; one short of it proves nothing
+        # until a tighten finds no donor excess left.
+        self.assertAlmostEqual(0.96, self.scale(0.95, -0.018,
+                                                saturation='',
+                                                exhausted=False))
+        self.assertEqual(0.97, self.scale(0.97, 0.018, saturation='',
+                                          exhausted=False))
+
+    def test_stands_below_the_border_when_the_floors_fit(self):
+        self.assertEqual(0.95, self.scale(0.95, -0.1, saturation='',
+                                          overbooking=''))
+
+    def test_counts_what_an_uncapped_floor_takes_over_its_share(self):
+        # g6 of scenario plan 1 of seed 7: a latency-bound guest at 115 %
+        # of its share, running at its demand (a quarter of a request in
+        # flight), the capped guests at theirs: what it takes beyond
+        # its share is a negative gap, wanting more or not.
+        rows = [guarantee.assess(disk('g6', 11.5, 0.02, min_iops=20),
+                                 STORE, want_inflight=0.5).scaled(0.5),
+                guarantee.assess(disk('g1', 30, 0.3, min_iops=60,
+                                      cap=model.Cap(30, 30 * KB64)),
+                                 STORE, want_inflight=0.5).scaled(0.5)]
+        self.assertFalse(rows[0].wants_more)
+        self.assertAlmostEqual(-0.015, guarantee._share_gap(rows, []),
+                               places=6)
 
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
