@@ -1056,11 +1056,18 @@ class GuaranteePolicy(policy.Policy):
         flight and ``_quiet`` come from two sums over all of them (a
         sample's ``inflight`` is its ``iops x latency_s``).  A disk
         marked demand-bound with ``want_inflight`` in flight takes the
-        full path, which decides the same.  Keep it in step with
+        full path, which decides the same.  A domain sharing out less
+        than its usable load (``share_scale`` under 1, after an
+        overbooked spell) takes the full path too: its floors in use
+        may exceed what it shares out below the border, and the scale
+        then moves (``next_share_scale``); at 1 they cannot, for they
+        are part of a load under the border.  Keep it in step with
         :meth:`decide`: ``test_calm_path`` compares the two on random
         domains.
         """
         t = self.tunables
+        if state.share_scale < 1.0:
+            return None
         want_inflight = t.want_inflight
         disks = view.disks
         for d in disks:

@@ -182,6 +182,25 @@ class TestCalmPathIsTheFullPath(testtools.TestCase):
         self.assertTrue(got.saturated)
         self.assertLess(got.state.learned_iops, 1000.0)
 
+    def test_a_scaled_down_share_is_never_calm(self):
+        # Two paced guests at 45 and 40 of their 50 IOPS floors, 5 ms, no
+        # cap: calm by every other test.  But the domain shares out 90 %
+        # of its usable load (an overbooked spell before): the floors in
+        # use, 0.85, exceed the 0.81 shared out, and the full path grows
+        # the scale back by what a guest takes beyond its share.
+        view = model.DomainView('pool', model.Capacity(100.0, 1e12), tuple(
+            model.DiskInput(model.DiskSample(
+                instance_uuid=uuid, device='vda', storage_domain='pool',
+                interval_s=5.0, write_iops=iops,
+                write_bytes_sec=iops * 4096.0, latency_s=0.005),
+                model.Guarantee(min_iops=50.0))
+            for uuid, iops in (('a', 45.0), ('b', 40.0))), 100.0)
+        got, want, fast = self._decide(
+            view, guarantee.DomainState(calm_streak=7, share_scale=0.9))
+        self.assertFalse(fast)
+        self.assertEqual(want, got)
+        self.assertGreater(got.state.share_scale, 0.9)
+
     def test_a_cap_in_force_is_never_calm(self):
         view = model.DomainView('pool', model.Capacity(1000.0, 1e9), (
             model.DiskInput(_quiet_sample('a'),
