@@ -1146,13 +1146,16 @@ class GuaranteePolicy(policy.Policy):
         that usable load is shared out (``next_share_scale``).
         """
         t = self.tunables
-        minimums = [self._minimum_cap_load(view, r) for r in rows]
-        reserve = sum(min(r.load, m) for r, m in zip(rows, minimums)
-                      if r.floor_load <= 0 and r.load > 0)
+        # Every interval of a domain off the calm path comes here: the
+        # minimum caps of the guaranteed disks are reckoned only once the
+        # floors do not fit.
+        reserve = sum(min(r.load, self._minimum_cap_load(view, r))
+                      for r in rows if r.floor_load <= 0 and r.load > 0)
         usable = share_scale * max(0.0, t.border_fraction - reserve)
         claims = [r.claim for r in rows]
         if sum(claims) <= usable:
             return rows, '', usable
+        minimums = [self._minimum_cap_load(view, r) for r in rows]
         entitled = shares.entitlements(
             claims, [r.floor_load for r in rows], usable, minimums)
         scaled = [r.scaled(e / r.floor_load) if r.floor_load > 0 else r
@@ -1171,9 +1174,10 @@ class GuaranteePolicy(policy.Policy):
 
     def _tighten(self, view, rows, victims, saturation, gain):
         t = self.tunables
-        donors = [r for r in rows if r not in victims
-                  and r.load > self._lowest_cut(view, r)]
-        excesses = [d.load - self._lowest_cut(view, d) for d in donors]
+        lowest = [(r, self._lowest_cut(view, r)) for r in rows
+                  if r not in victims]
+        donors = [r for r, low in lowest if r.load > low]
+        excesses = [r.load - low for r, low in lowest if r.load > low]
         weights = [d.disk.guarantee.weight for d in donors]
 
         def capped_by(deficit):
