@@ -1023,7 +1023,9 @@ class GuaranteePolicy(policy.Policy):
                                        ', '.join(r.name for r in at_risk),
                                        t.guard_fraction * 100,
                                        overbooking))
-        elif state.calm_streak + 1 < t.calm_intervals:
+        elif (state.calm_streak + 1 < t.calm_intervals
+              and not _nothing_to_wait_for(rows, saturation, overbooking,
+                                           felt)):
             calm_streak = state.calm_streak + 1
             decisions = self._hold(rows, 'held: calm for %d of %d '
                                    'intervals before a release' % (
@@ -1317,6 +1319,20 @@ class GuaranteePolicy(policy.Policy):
             cap=self.tunables.minimum_cap.raise_limits(
                 row.disk.cap, row.floor_guarantee),
             lease_s=self.tunables.lease_s)
+
+
+def _nothing_to_wait_for(rows, saturation, overbooking, felt):
+    """Whether a release below the border may start before
+    ``calm_intervals`` calm intervals: every cut has acted
+    (``_cuts_felt``), the floors fit, and no uncapped guaranteed disk
+    wants more.  The calm wait is for a disk that took what a cut freed
+    and would lose it again; a guaranteed disk at its demand (marked
+    demand-bound, or under ``want_inflight`` in flight) or gone has
+    nothing to lose that the room's bound (step 4) does not keep."""
+    if saturation or overbooking or not felt:
+        return False
+    return not any(r.wants_more for r in rows
+                   if r.disk.cap is None and not r.disk.guarantee.is_empty)
 
 
 def _room_steps(growing, steps, room):
