@@ -275,6 +275,21 @@ Each interval, for one storage domain:
    they are given, and several caps each grown by 10 % add up (two caps
    of 0.30 at a load of 0.88 grow by 0.06 into a room of 0.02, and the
    domain is over its border by 0.04).
+   Below the border the calm wait ends early once every cut has acted
+   (``_cuts_felt``), the floors fit and no uncapped guaranteed disk
+   wants more (``_nothing_to_wait_for``).  The wait is for a disk that
+   took what a cut freed and would lose it again; a guaranteed disk at
+   its demand (marked demand-bound, or under ``want_inflight`` in
+   flight) or gone has nothing to lose that half the room does not
+   leave it, and should a release push it back into its guard band it
+   is at risk and the next interval holds.  Waited out, a cut made in
+   the first interval for a paced guest that Little's law read as
+   starved (7.1 requests/s at 79 ms), or for a guest whose last
+   requests, as it stopped, showed 0.52 in flight, held the store at
+   45-77 of its 96 requests/s for two intervals (scenario plans 0 and
+   2 of seed 11: 0.936 and 0.901 of ``none``'s requests).  At the
+   border the wait stays: a release there is paid for by the floors'
+   surplus, and the calm intervals show it lasts.
    On a domain still at its border, what a cap gains the others lose,
    and they lose it as a cut would give it to them: in proportion to
    their requests in flight (``_freed_for``, seed 000 section 3.1).  So
