@@ -1287,7 +1287,6 @@ class GuaranteePolicy(policy.Policy):
     def _release_budget(self, rows, saturation):
         """How much load the caps may grow by this interval (None: by
         release_fraction each), and why."""
-        t = self.tunables
         if not saturation:
             return None, 'domain below its border'
         protected = [r for r in rows if r.disk.cap is None
@@ -1295,7 +1294,7 @@ class GuaranteePolicy(policy.Policy):
         if not protected:
             return None, 'no uncapped disk wants more or has a floor'
         inflight = sum(r.disk.sample.inflight for r in protected)
-        bounds = [(max(0.0, r.load - r.floor_load * (1 + t.guard_fraction))
+        bounds = [(max(0.0, r.load - self._kept_load(r))
                    * inflight / r.disk.sample.inflight, r)
                   for r in protected if not r.disk.guarantee.is_empty
                   and r.disk.sample.inflight > 0
@@ -1303,8 +1302,19 @@ class GuaranteePolicy(policy.Policy):
         if not bounds:
             return None, 'no uncapped floor would pay for a release'
         budget, by = min(bounds, key=lambda b: b[0])
-        return budget, ('%s\'s surplus above the guard band allows %.3f'
-                        % (by.name, budget))
+        return budget, ('%s\'s surplus above %s allows %.3f'
+                        % (by.name, 'its share' if by.floor_share < 1.0
+                           else 'the guard band', budget))
+
+    def _kept_load(self, row):
+        """The load a release may take ``row`` down to: the top of its
+        guard band, or its bare share when its floor is defended at a
+        share (an overbooked domain: the shares add up to the usable
+        load, and what a disk runs above its share is the others',
+        as with ``_defended_load``)."""
+        if row.floor_share < 1.0:
+            return row.floor_load
+        return row.floor_load * (1 + self.tunables.guard_fraction)
 
     def _cap(self, view, row, share, reason):
         """A cap holding ``row`` at ``share`` of the domain, never below

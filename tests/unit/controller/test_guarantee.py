@@ -615,6 +615,24 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertIn("vm2's surplus above the guard band allows 0.040",
                       d.reason)
 
+    def test_on_an_overbooked_domain_a_release_may_take_down_to_a_share(
+            self):
+        # Floors of 60, 60 and 30 IOPS in demand on a border of 90:
+        # shares of 36, 36 and 18.  vm1 and vm2 run at their caps under
+        # their shares while the uncapped vm3 takes 24, 133 % of its
+        # share (scenario plan 1 of seed 7: 135 % beside capped guests
+        # at 91-93 % of theirs).  What vm3 runs above its share is the
+        # others': 6 IOPS, not the 2.4 above a guard band on its share.
+        cap = model.Cap(iops=36, bytes_sec=36 * KB64)
+        out = decide([disk('vm1', 33, 0.2, min_iops=60, cap=cap),
+                      disk('vm2', 33, 0.2, min_iops=60, cap=cap),
+                      disk('vm3', 24, 1.0 / 24, min_iops=30)], state=CALM)
+        d = by_name(out)
+        self.assertAlmostEqual(39.0, d['vm1'].cap.iops, places=6)
+        self.assertAlmostEqual(39.0, d['vm2'].cap.iops, places=6)
+        self.assertIn("vm3's surplus above its share allows 0.060",
+                      d['vm1'].reason)
+
     def test_no_surplus_on_a_saturated_domain_holds_the_cap(self):
         cap = model.Cap(iops=59, bytes_sec=59 * KB64)
         out = decide([disk('vm1', 59, 0.2, cap=cap),
