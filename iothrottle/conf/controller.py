@@ -77,7 +77,9 @@ OPTS = [
                help='Releases wait until no guarantee has been at risk for '
                     'this many intervals in a row, so one lucky interval '
                     'does not start a release that the next one undoes. '
-                    'Intervals.'),
+                    'Below the domain\'s border the wait ends sooner, '
+                    'once every cut has acted and no uncapped guaranteed '
+                    'disk wants more. Intervals.'),
     cfg.FloatOpt('lease_s',
                  default=30.0, min=1.0,
                  help='Lifetime of a cap set by the "guarantee" policy. '

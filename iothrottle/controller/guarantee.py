@@ -651,6 +651,7 @@ Tunables (``[controller]``)
 ``guard_fraction``    0.2   headroom over a floor that blocks releases
 ``release_fraction``  0.1   per-interval growth of a cap being released
 ``calm_intervals``    3     intervals without risk before a release
+                            (fewer below the border, step 4)
 ``lease_s``           30    lifetime of a cap, seconds
 ``min_cap_iops``      10    least cap on the IOPS axis, requests/s
 ``min_cap_bytes_sec`` 1 MiB/s  least cap on the bandwidth axis, bytes/s
