@@ -638,6 +638,8 @@ requests saw 32-34 ms on the testbed's store under half busy (seed 11
 plan 1), and a store at 88 % read as congested held its caps at a
 border learned from it (seed 3
 plan 1, 0.913; doc/scenarios.rst, "No calm wait below the border").
+Seed 19, never run before: floors 7 of 7, totals 6 of 7 (the same
+threshold), overbooked plans at 92-94 % of their shares.
 
 Tunables (``[controller]``)
 ---------------------------
