@@ -284,7 +284,7 @@ Each interval, for one storage domain:
    leave it, and should a release push it back into its guard band it
    is at risk and the next interval holds - unless it keeps its
    demand-bound mark under its floor, which gives it no say in a
-   release at all (the budget's exclusion above; seed 3 plan 9 in one
+   release at all (the budget's exclusion below; seed 3 plan 9 in one
    run of two: a 128 KB guest paced at 98 % of its floor fell to 79 %
    after releases at the interval the wait ended and at the third calm
    one).  Waited out, a cut made in
