@@ -1278,9 +1278,7 @@ class GuaranteePolicy(policy.Policy):
         defended at a share (an overbooked domain: the shares add up to
         the usable load, so margins on top of them would overbook it
         again; see the essay's Overbooked domains)."""
-        if row.floor_share < 1.0:
-            return row.floor_load
-        return row.floor_load * (1 + self.tunables.defend_fraction)
+        return _above_floor(row, self.tunables.defend_fraction)
 
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
@@ -1342,9 +1340,7 @@ class GuaranteePolicy(policy.Policy):
         share (an overbooked domain: the shares add up to the usable
         load, and what a disk runs above its share is the others',
         as with ``_defended_load``)."""
-        if row.floor_share < 1.0:
-            return row.floor_load
-        return row.floor_load * (1 + self.tunables.guard_fraction)
+        return _above_floor(row, self.tunables.guard_fraction)
 
     def _cap(self, view, row, share, reason):
         """A cap holding ``row`` at ``share`` of the domain, never below
@@ -1374,6 +1370,16 @@ class GuaranteePolicy(policy.Policy):
             cap=self.tunables.minimum_cap.raise_limits(
                 row.disk.cap, row.floor_guarantee),
             lease_s=self.tunables.lease_s)
+
+
+def _above_floor(row, margin_fraction):
+    """``row``'s floor load plus ``margin_fraction`` of it, or its bare
+    share when the floor is defended at a share: on an overbooked
+    domain the shares add up to the usable load, and a margin on each
+    would overbook it again."""
+    if row.floor_share < 1.0:
+        return row.floor_load
+    return row.floor_load * (1 + margin_fraction)
 
 
 def _nothing_to_wait_for(rows, saturation, overbooking, felt):
