@@ -792,6 +792,11 @@ class DomainState:
     overbooked domain shares out (``next_share_scale``).
     ``shortfall``: what the victims of the last tightening interval
     lacked of the top of their guard bands, in all (``_shortfall``).
+    ``lowest_latency_s``: lowest mean latency shown in any interval with
+    I/O, quiet or not (0 until one): an upper bound on the unqueued
+    latency that a domain without a baseline measures a congested
+    reading against before it learns its capacity down from it
+    (``_latency_rose``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -801,6 +806,7 @@ class DomainState:
     demand_bound: tuple = ()
     share_scale: float = 1.0
     shortfall: float = 0.0
+    lowest_latency_s: float = 0.0
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -1027,7 +1033,8 @@ class GuaranteePolicy(policy.Policy):
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion)
                             and _unthrottled_inflight(view.disks)
-                            >= BUSY_INFLIGHT,
+                            >= BUSY_INFLIGHT
+                            and self._latency_rose(latency_s, state),
                             t.border_fraction)
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
@@ -1086,7 +1093,9 @@ class GuaranteePolicy(policy.Policy):
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
                               told.max_iops * scale, _served(view.disks),
-                              marks, share_scale, shortfall),
+                              marks, share_scale, shortfall,
+                              _next_baseline(state.lowest_latency_s,
+                                             latency_s, True)),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -1130,7 +1139,8 @@ class GuaranteePolicy(policy.Policy):
                         for d in disks)
         congestion = self._congestion(latency_s, state.baseline_latency_s)
         scale = learn_scale(state.capacity_scale(told), told_load,
-                            bool(congestion) and inflight >= BUSY_INFLIGHT,
+                            bool(congestion) and inflight >= BUSY_INFLIGHT
+                            and self._latency_rose(latency_s, state),
                             t.border_fraction)
         capacity = learned_capacity(told, scale)
         # At scale 1.0 the learned capacity is the told one itself, and
@@ -1148,7 +1158,9 @@ class GuaranteePolicy(policy.Policy):
                 0, state.calm_streak + 1, told.max_iops * scale,
                 _served(disks),
                 demand_marks(state.served, state.demand_bound, disks),
-                state.share_scale),
+                state.share_scale,
+                lowest_latency_s=_next_baseline(state.lowest_latency_s,
+                                                latency_s, True)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -1171,6 +1183,19 @@ class GuaranteePolicy(policy.Policy):
             return 'latency %.1f ms >= %.1f ms (%s)' % (
                 latency_s * 1e3, limit_s * 1e3, why)
         return ''
+
+    def _latency_rose(self, latency_s, state):
+        """Whether a congested reading may teach the capacity: always
+        against a baseline (the reading is relative to the domain's
+        unqueued latency then); without one, when the latency reached
+        ``latency_factor`` x the lowest an earlier interval showed, or
+        no interval has shown one yet.  The fixed threshold alone cannot
+        tell a store queueing from one whose unqueued latency is near
+        it; a rise against what the same domain did before can.
+        """
+        lowest_s = state.lowest_latency_s
+        return (state.baseline_latency_s > 0 or lowest_s <= 0
+                or latency_s >= self.tunables.latency_factor * lowest_s)
 
     def _saturation(self, total_load, congestion, scale):
         """Why the domain is saturated, or '' when it is not."""

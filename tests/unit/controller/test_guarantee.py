@@ -926,6 +926,48 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertAlmostEqual(0.98 / 2 / 0.9 * 200, out.state.learned_iops,
                                places=2)
 
+    def test_without_a_baseline_a_reading_near_the_lowest_teaches_nothing(
+            self):
+        # Scenario plan 1 of seed 3: a congested 114-140 ms taught the
+        # border 91-95 req/s; then caps held three bursters and the
+        # paced guests read 41 ms at 83 req/s, 1.4 in flight.  Their
+        # unqueued latency had read 24 ms before: the 30 ms threshold
+        # still holds the domain saturated, but what it completed is no
+        # measure of what it can do.
+        state = guarantee.DomainState(learned_iops=105.0,
+                                      lowest_latency_s=0.024)
+        near = [disk('vm1', 60, 0.041), disk('vm2', 23, 0.041, min_iops=20)]
+        out = decide(near, state=state)
+        self.assertTrue(out.saturated)
+        self.assertEqual(105.0, out.state.learned_iops)
+        # Three times the lowest is queueing: the capacity follows.
+        queued = [disk('vm1', 60, 0.114),
+                  disk('vm2', 23, 0.114, min_iops=20)]
+        out = decide(queued, state=state)
+        self.assertAlmostEqual(83 / 0.9, out.state.learned_iops, delta=0.01)
+
+    def test_a_baseline_lets_every_congested_reading_teach(self):
+        # Against a quiet interval's baseline the reading is relative to
+        # the unqueued latency already: 41 ms is 4 x 10 ms.
+        state = guarantee.DomainState(baseline_latency_s=0.010,
+                                      learned_iops=105.0,
+                                      lowest_latency_s=0.024)
+        near = [disk('vm1', 60, 0.041), disk('vm2', 23, 0.041, min_iops=20)]
+        self.assertAlmostEqual(83 / 0.9, decide(
+            near, state=state).state.learned_iops, delta=0.01)
+
+    def test_the_lowest_latency_is_kept_from_busy_intervals_too(self):
+        busy = [disk('vm1', 60, 0.05)]
+        out = decide(busy)
+        self.assertEqual(0.0, out.state.baseline_latency_s)
+        self.assertAlmostEqual(0.05, out.state.lowest_latency_s)
+        lower = decide([disk('vm1', 60, 0.03)], state=out.state)
+        self.assertAlmostEqual(0.03, lower.state.lowest_latency_s)
+        # It creeps up as the baseline does, 1 % an interval.
+        higher = decide(busy, state=lower.state)
+        self.assertAlmostEqual(0.03 * guarantee.BASELINE_DRIFT,
+                               higher.state.lowest_latency_s)
+
 
 class TestDemandBound(testtools.TestCase):
 
