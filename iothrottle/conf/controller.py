@@ -39,12 +39,16 @@ OPTS = [
                       'latency it has shown (its baseline). Unitless.'),
     cfg.FloatOpt('congestion_latency_ms',
                  default=30.0, min=0.01, max=60000.0,
-                 help='A storage domain also counts as congested when the '
-                      'mean latency of its uncapped disks reaches this, '
-                      'whatever its baseline: VMware SIOC\'s default '
-                      'congestion threshold. While congested and busy, '
-                      'the "guarantee" policy learns the domain\'s real '
-                      'capacity from what it completes. Milliseconds.'),
+                 help='Until a storage domain has shown its baseline '
+                      'latency in a quiet interval, it counts as congested '
+                      'when the mean latency of its uncapped disks reaches '
+                      'this: VMware SIOC\'s default congestion threshold '
+                      '(raise it for a store whose unqueued latency comes '
+                      'near it). Such a reading holds the domain saturated; '
+                      'it teaches the "guarantee" policy the domain\'s '
+                      'capacity (what it completes while busy) only when '
+                      'the latency also reached latency_factor times the '
+                      'lowest the domain showed before. Milliseconds.'),
     cfg.FloatOpt('want_inflight',
                  default=0.5, min=0.0,
                  help='An instance "wants more" when its mean number of '
