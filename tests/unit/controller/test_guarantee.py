@@ -677,6 +677,20 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertAlmostEqual(47 + 2 * 0.53 / 0.38, d.cap.iops, places=6)
         self.assertIn("vm3's surplus", d.reason)
 
+    def test_a_demand_at_its_floor_holds_the_release(self):
+        # Scenario plan 9 of seed 3: a 128 KB guest paced at 98 % of its
+        # floor, at its demand (0.39 in flight), beside a capped burster
+        # on a store at its border.  Within the defence band it is at
+        # its floor: no surplus, no release (left out, a release took it
+        # to 79 %).
+        cap = model.Cap(iops=81, bytes_sec=81 * KB64)
+        out = decide([disk('vm1', 81, 0.2, cap=cap),
+                      disk('vm2', 9.8, 0.04, min_iops=10)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertEqual(cap, d.cap)
+        self.assertIn("held: vm2's surplus above the guard band allows "
+                      "0.000", d.reason)
+
     def test_a_met_floor_on_a_saturated_domain_limits_the_release(self):
         # vm2's paced demand (40 IOPS, 30 floor) is met: 0.4 in flight,
         # it does not "want more" - yet a 10 % release of vm1 on a full
