@@ -44,11 +44,12 @@ OPTS = [
                       'when the mean latency of its uncapped disks reaches '
                       'this: VMware SIOC\'s default congestion threshold '
                       '(raise it for a store whose unqueued latency comes '
-                      'near it). Such a reading holds the domain saturated; '
-                      'it teaches the "guarantee" policy the domain\'s '
-                      'capacity (what it completes while busy) only when '
-                      'the latency also reached latency_factor times the '
-                      'lowest the domain showed before. Milliseconds.'),
+                      'near it). Such a reading holds the domain saturated '
+                      'and, while busy, teaches the "guarantee" policy the '
+                      'domain\'s capacity from what it completes; it '
+                      'lowers that capacity only when the latency also '
+                      'reached latency_factor times the lowest the domain '
+                      'showed before. Milliseconds.'),
     cfg.FloatOpt('want_inflight',
                  default=0.5, min=0.0,
                  help='An instance "wants more" when its mean number of '

@@ -122,11 +122,15 @@ every load against it (``learn_scale``):
   interval (``SCALE_FALL_LIMIT``), so a burst of slow requests at the
   end of one interval cannot throw the estimate away.  Before the
   domain has a baseline, a reading over the fixed 30 ms threshold
-  counts here only if its latency also reached ``latency_factor`` x the
-  lowest an earlier interval showed (``lowest_latency_s``, quiet or
-  not, creeping up 1 % an interval like the baseline), or no earlier
-  interval showed any (``_latency_rose``).  It still holds the domain
-  saturated; what it may not do is teach the capacity.  Why: a fixed
+  lowers the capacity only if its latency also reached
+  ``latency_factor`` x the lowest an earlier interval showed
+  (``lowest_latency_s``, quiet or not, creeping up 1 % an interval like
+  the baseline), or no earlier interval showed any (``_latency_rose``).
+  It still holds the domain saturated, and still raises the capacity
+  to what was completed (a store queued from the start reads the same
+  150 ms each interval and completes more as it is learned: scenario
+  plan 3 of seed 3, overbooked, 90 % of its shares when such readings
+  could not raise it either).  What it may not do is lower it.  Why: a fixed
   threshold cannot tell a store queueing from one whose unqueued
   latency is near the threshold, and a capacity learned down is not
   undone until completions exceed it, which caps held at the new border
@@ -164,7 +168,7 @@ a slow store must raise, as with SIOC).  The lowest latency keeps a
 false reading over that threshold from teaching the capacity, not from
 holding the domain saturated for the interval.  Nor does it serve a
 domain queued from its first interval: its lowest latency is a queued
-one, and later readings teach the capacity only at three times that
+one, and later readings lower the capacity only at three times that
 until a lighter interval shows less; the first interval, which has
 nothing to compare with, still teaches as before.  Scale changes are bounded to
 ``SCALE_BOUNDS`` (0.1x to 10x the told capacity).
@@ -1062,9 +1066,9 @@ class GuaranteePolicy(policy.Policy):
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion)
                             and _unthrottled_inflight(view.disks)
-                            >= BUSY_INFLIGHT
-                            and self._latency_rose(latency_s, state),
-                            t.border_fraction)
+                            >= BUSY_INFLIGHT,
+                            t.border_fraction,
+                            self._latency_rose(latency_s, state))
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks)
@@ -1168,9 +1172,9 @@ class GuaranteePolicy(policy.Policy):
                         for d in disks)
         congestion = self._congestion(latency_s, state.baseline_latency_s)
         scale = learn_scale(state.capacity_scale(told), told_load,
-                            bool(congestion) and inflight >= BUSY_INFLIGHT
-                            and self._latency_rose(latency_s, state),
-                            t.border_fraction)
+                            bool(congestion) and inflight >= BUSY_INFLIGHT,
+                            t.border_fraction,
+                            self._latency_rose(latency_s, state))
         capacity = learned_capacity(told, scale)
         # At scale 1.0 the learned capacity is the told one itself, and
         # the load against it the same sum, already done.
@@ -1214,7 +1218,7 @@ class GuaranteePolicy(policy.Policy):
         return ''
 
     def _latency_rose(self, latency_s, state):
-        """Whether a congested reading may teach the capacity: always
+        """Whether a congested reading may teach the capacity down: always
         against a baseline (the reading is relative to the domain's
         unqueued latency then); without one, when the latency reached
         ``latency_factor`` x the lowest an earlier interval showed, or
@@ -1620,21 +1624,24 @@ def _describe_victims(victims):
         for v in victims)
 
 
-def learn_scale(scale, told_load, congested, border_fraction):
+def learn_scale(scale, told_load, congested, border_fraction,
+                may_fall=True):
     """The domain's learned capacity, as a multiple of the told one,
     after an interval that completed ``told_load`` (in told capacity)
     and was ``congested`` (by latency, while busy) or not.
 
     Congested: what it completed is what it can do, so the capacity is
     the one at which that load is the border, ``told_load / border``
-    (up at once, or down by no more than ``SCALE_FALL_LIMIT``).  It
+    (up at once, or down by no more than ``SCALE_FALL_LIMIT``, and not
+    at all unless ``may_fall``: a reading that proves queueing).  It
     completed more than the learned capacity: the capacity is at least
     that.  Otherwise the estimate stands: a load near the border without
     congestion does not prove room, since arrivals smoothed by caps
     queue little even on a full store.  Within ``SCALE_BOUNDS``.
     """
     if congested and told_load > 0:
-        scale = max(told_load / border_fraction, scale * SCALE_FALL_LIMIT)
+        learned = max(told_load / border_fraction, scale * SCALE_FALL_LIMIT)
+        scale = learned if may_fall else max(scale, learned)
     elif told_load > scale:
         scale = told_load
     low, high = SCALE_BOUNDS

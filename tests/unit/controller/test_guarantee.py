@@ -895,6 +895,12 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertEqual(0.5, guarantee.learn_scale(1.0, 0.1, True, 0.9))
         self.assertEqual(0.25, guarantee.learn_scale(0.5, 0.1, True, 0.9))
 
+    def test_a_reading_that_may_not_lower_the_capacity_may_raise_it(self):
+        self.assertEqual(1.0, guarantee.learn_scale(1.0, 0.45, True, 0.9,
+                                                    may_fall=False))
+        self.assertAlmostEqual(150 / 90, guarantee.learn_scale(
+            1.0, 1.5, True, 0.9, may_fall=False))
+
     def test_completions_beyond_the_capacity_raise_it(self):
         self.assertEqual(1.8, guarantee.learn_scale(1.0, 1.8, False, 0.9))
         # At the border without congestion: no proof of room, it stands.
@@ -959,6 +965,18 @@ class TestLearnedCapacity(testtools.TestCase):
                   disk('vm2', 23, 0.114, min_iops=20)]
         out = decide(queued, state=state)
         self.assertAlmostEqual(83 / 0.9, out.state.learned_iops, delta=0.01)
+
+    def test_without_a_baseline_a_reading_near_the_lowest_may_raise_it(
+            self):
+        # Scenario plan 3 of seed 3, overbooked and queued from the
+        # start: 151 ms, then 155 ms while completing more than the
+        # capacity learned at the first.  Completions under queueing
+        # are what the store does, whatever the latency's history.
+        state = guarantee.DomainState(learned_iops=90.0,
+                                      lowest_latency_s=0.151)
+        out = decide([disk('vm1', 60, 0.155),
+                      disk('vm2', 31, 0.155, min_iops=40)], state=state)
+        self.assertAlmostEqual(91 / 0.9, out.state.learned_iops, delta=0.01)
 
     def test_a_baseline_lets_every_congested_reading_teach(self):
         # Against a quiet interval's baseline the reading is relative to
