@@ -697,10 +697,15 @@ Tunables (``[controller]``)
 ``border_fraction``   0.9   saturation by load, fraction of capacity
 ``latency_factor``    3.0   saturation by latency, multiple of baseline
 ``congestion_latency_ms`` 30  saturation by latency before a baseline
-                            is known, milliseconds (SIOC's default)
+                            is known, milliseconds (SIOC's default);
+                            it lowers the learned capacity, and holds a
+                            release at the floors' surplus, only as a
+                            rise to latency_factor x the lowest latency
 ``want_inflight``     0.5   requests in flight that mean "wants more"
 ``defend_fraction``   0.05  margin over a floor below which a disk that
-                            wants more is defended (a victim)
+                            wants more is defended (a victim); under a
+                            floor, the band in which a disk is at it
+                            (a say in a release, step 4)
 ``guard_fraction``    0.2   headroom over a floor that blocks releases
 ``release_fraction``  0.1   per-interval growth of a cap being released
 ``calm_intervals``    3     intervals without risk before a release
