@@ -165,8 +165,9 @@ right in IOPS and wrong in bandwidth is learned as a compromise at the
 request sizes seen); and a baseline that is never shown because the
 domain is never quiet (then the 30 ms threshold, which an operator of
 a slow store must raise, as with SIOC).  The lowest latency keeps a
-false reading over that threshold from teaching the capacity, not from
-holding the domain saturated for the interval.  Nor does it serve a
+false reading over that threshold from lowering the capacity and from
+holding a release at the floors' surplus (step 4), not from making the
+domain saturated for its defence.  Nor does it serve a
 domain queued from its first interval: its lowest latency is a queued
 one, and later readings lower the capacity only at three times that
 until a lighter interval shows less; the first interval, which has
