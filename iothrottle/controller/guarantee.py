@@ -167,11 +167,11 @@ domain is never quiet (then the 30 ms threshold, which an operator of
 a slow store must raise, as with SIOC).  The lowest latency keeps a
 false reading over that threshold from lowering the capacity and from
 holding a release at the floors' surplus (step 4), not from making the
-domain saturated for its defence.  Nor does it serve a
-domain queued from its first interval: its lowest latency is a queued
-one, and later readings lower the capacity only at three times that
-until a lighter interval shows less; the first interval, which has
-nothing to compare with, still teaches as before.  Scale changes are bounded to
+domain saturated for its defence.  Nor does it serve a domain queued
+from its first interval: its lowest latency is a queued one, and later
+readings lower the capacity only at three times that until a lighter
+interval shows less; the first interval, which has nothing to compare
+with, still teaches as before.  Scale changes are bounded to
 ``SCALE_BOUNDS`` (0.1x to 10x the told capacity).
 
 The control loop
@@ -861,8 +861,8 @@ class DomainState:
     ``lowest_latency_s``: lowest mean latency shown in any interval with
     I/O, quiet or not (0 until one): an upper bound on the unqueued
     latency that a domain without a baseline measures a congested
-    reading against before it learns its capacity down from it
-    (``_latency_rose``).
+    reading against before it learns its capacity down from it or holds
+    a release at the floors' surplus for it (``_latency_rose``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1116,8 +1116,8 @@ class GuaranteePolicy(policy.Policy):
         saturation = self._saturation(total_load, congestion, scale)
         # What a release reads: a latency that is no rise over the lowest
         # does not put a domain under its load border at it (step 4).
-        full = saturation if queued or total_load >= t.border_fraction \
-            else ''
+        full = self._saturation(total_load, congestion if queued else '',
+                                scale)
         rows, overbooking, usable = self._share_floors(
             view, rows, state.share_scale)
         contenders = [r for r in rows if r.wants_more
@@ -1165,7 +1165,7 @@ class GuaranteePolicy(policy.Policy):
                               told.max_iops * scale, _served(view.disks),
                               marks, share_scale, shortfall,
                               _next_baseline(state.lowest_latency_s,
-                                             latency_s, True)),
+                                             latency_s, quiet=True)),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -1230,7 +1230,7 @@ class GuaranteePolicy(policy.Policy):
                 demand_marks(state.served, state.demand_bound, disks),
                 state.share_scale,
                 lowest_latency_s=_next_baseline(state.lowest_latency_s,
-                                                latency_s, True)),
+                                                latency_s, quiet=True)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -1255,7 +1255,8 @@ class GuaranteePolicy(policy.Policy):
         return ''
 
     def _latency_rose(self, latency_s, state):
-        """Whether a congested reading may teach the capacity down: always
+        """Whether a congested reading shows queueing, so that it may
+        teach the capacity down and put a release at the border: always
         against a baseline (the reading is relative to the domain's
         unqueued latency then); without one, when the latency reached
         ``latency_factor`` x the lowest an earlier interval showed, or
