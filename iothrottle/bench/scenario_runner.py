@@ -182,6 +182,9 @@ class Tracer:
         marks = _marks_text(report.states, names)
         if marks:
             self.out.write('    demand-bound: %s\n' % marks)
+        domain = _domain_text(report.states)
+        if domain:
+            self.out.write('    domain: %s\n' % domain)
         self.out.flush()
 
 
@@ -195,6 +198,22 @@ def _marks_text(states, names):
             uuid = disk_id.split('/', 1)[0]
             out.append('%s at %.1f IOPS' % (names.get(uuid, uuid), iops))
     return ', '.join(out)
+
+
+def _domain_text(states):
+    """What the policy learned of each domain after an interval
+    (``guarantee``'s ``DomainState``: the learned capacity, the
+    baseline and lowest latencies, the share scale), or ''."""
+    out = []
+    for state in states.values():
+        learned_iops = getattr(state, 'learned_iops', None)
+        if learned_iops is None:
+            continue
+        out.append('capacity %.1f IOPS, baseline %.1f ms, lowest %.1f ms, '
+                   'share scale %.3f' % (
+                       learned_iops, state.baseline_latency_s * 1e3,
+                       state.lowest_latency_s * 1e3, state.share_scale))
+    return '; '.join(out)
 
 
 def figure(path, plans, runs, policies):

@@ -362,6 +362,18 @@ class TestRunnerPieces(testtools.TestCase):
         self.assertEqual('', scenario_runner._marks_text(
             {'store': None, 'other': guarantee.DomainState()}, {}))
 
+    def test_trace_names_what_the_policy_learned_of_the_domain(self):
+        from iothrottle.bench import scenario_runner
+        from iothrottle.controller import guarantee
+        states = {'store': guarantee.DomainState(
+            baseline_latency_s=0.0125, learned_iops=88.44,
+            share_scale=0.97, lowest_latency_s=0.011)}
+        self.assertEqual(
+            'capacity 88.4 IOPS, baseline 12.5 ms, lowest 11.0 ms, '
+            'share scale 0.970', scenario_runner._domain_text(states))
+        # A policy that keeps no such state (paper's, none's): nothing.
+        self.assertEqual('', scenario_runner._domain_text({'store': None}))
+
     def test_plan_collector_shows_only_the_plans_disks(self):
         import types
 
