@@ -515,6 +515,24 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertIn('below its border', d.reason)
         self.assertEqual(1, out.state.calm_streak)
 
+    def test_below_the_border_an_overbooked_domain_waits_for_calm(self):
+        # Floors of 55 + 30 IOPS at their caps and vm3's 20 in use: 105
+        # in demand on a border of 90, the store at 78 IOPS.  The caps
+        # hold the shares (a hold renews them at the shares); the room
+        # under the border is no release's until the calm intervals
+        # have passed.
+        caps = {'vm1': model.Cap(40, 40 * KB64),
+                'vm2': model.Cap(22, 22 * KB64)}
+        out = decide([disk('vm1', 38, 0.4, min_iops=55, cap=caps['vm1']),
+                      disk('vm2', 20, 0.4, min_iops=30, cap=caps['vm2']),
+                      disk('vm3', 20, 0.01, min_iops=40)])
+        self.assertFalse(out.saturated)
+        d = by_name(out)
+        for name in ('vm1', 'vm2'):
+            self.assertIn('held: calm for 1 of 3', d[name].reason)
+            self.assertIn('overbooked', d[name].reason)
+        self.assertEqual(1, out.state.calm_streak)
+
     def test_at_the_border_the_release_waits_for_calm_intervals(self):
         # The same floor at its demand beside a cap that keeps the store
         # at its border: a release there is paid for by the floors'
