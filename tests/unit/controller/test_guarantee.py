@@ -521,10 +521,10 @@ class TestHoldAndRelease(testtools.TestCase):
         # hold the shares (a hold renews them at the shares); the room
         # under the border is no release's until the calm intervals
         # have passed.
-        caps = {'vm1': model.Cap(40, 40 * KB64),
-                'vm2': model.Cap(22, 22 * KB64)}
-        out = decide([disk('vm1', 38, 0.4, min_iops=55, cap=caps['vm1']),
-                      disk('vm2', 20, 0.4, min_iops=30, cap=caps['vm2']),
+        out = decide([disk('vm1', 38, 0.4, min_iops=55,
+                           cap=model.Cap(40, 40 * KB64)),
+                      disk('vm2', 20, 0.4, min_iops=30,
+                           cap=model.Cap(22, 22 * KB64)),
                       disk('vm3', 20, 0.01, min_iops=40)])
         self.assertFalse(out.saturated)
         d = by_name(out)
