@@ -763,6 +763,17 @@ AT_CAP_FRACTION = 0.9
 # crosses the border.
 ROOM_SHARE = 0.5
 
+# ...and by all of it when the domain's latency confirms the room: no
+# more than this multiple of the lowest latency an earlier interval
+# showed, the rise of 25 % under which the demand test (below) reads
+# no change through two intervals' noise.  A store at its unqueued
+# latency has nobody waiting; the room its load shows is there, and a
+# release that overshoots it shows as a queue the next interval, which
+# the defence reads.  A latency over it with the load under the border
+# says the load misreads the store (a capacity learned high, a mix
+# that costs more than its requests say): half the room, as before.
+ROOM_CONFIRMED_LATENCY = 1.25
+
 # Part of the uncapped guaranteed disks' gap to their shares that an
 # overbooked domain's share scale moves by in one interval
 # (``next_share_scale``): on a FIFO store an uncapped disk gets about
@@ -1129,6 +1140,7 @@ class GuaranteePolicy(policy.Policy):
         # does not put a domain under its load border at it (step 4).
         full = self._saturation(total_load, congestion if queued else '',
                                 scale)
+        confirmed = _room_confirmed(latency_s, state.lowest_latency_s)
         rows, overbooking, usable = self._share_floors(
             view, rows, state.share_scale)
         contenders = [r for r in rows if r.wants_more
@@ -1165,7 +1177,7 @@ class GuaranteePolicy(policy.Policy):
                                        calm_streak, t.calm_intervals))
         else:
             calm_streak = state.calm_streak + 1
-            decisions = self._release(view, rows, full)
+            decisions = self._release(view, rows, full, confirmed)
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if overbooking and felt else 0.0,
@@ -1390,7 +1402,7 @@ class GuaranteePolicy(policy.Policy):
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
-    def _release(self, view, rows, saturation):
+    def _release(self, view, rows, saturation, room_confirmed=False):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         decisions = [_release(r, 'no longer pushing against its cap (%.2f '
@@ -1401,7 +1413,8 @@ class GuaranteePolicy(policy.Policy):
         steps = [r.cap_load * t.release_fraction for r in growing]
         if not saturation and growing:
             steps = _room_steps(growing, steps, t.border_fraction
-                                - sum(r.load for r in rows))
+                                - sum(r.load for r in rows),
+                                1.0 if room_confirmed else ROOM_SHARE)
         budget, why = self._release_budget(rows, saturation)
         if budget is not None:
             steps = _within(steps, [r.disk.guarantee.weight
@@ -1504,9 +1517,16 @@ def _nothing_to_wait_for(rows, saturation, overbooking, felt):
                    if r.disk.cap is None and not r.disk.guarantee.is_empty)
 
 
-def _room_steps(growing, steps, room):
+def _room_confirmed(latency_s, lowest_s):
+    """Whether the domain's latency confirms the room its load shows:
+    within ``ROOM_CONFIRMED_LATENCY`` of the lowest an earlier interval
+    showed (no such interval yet: nothing confirms it)."""
+    return 0 < latency_s <= ROOM_CONFIRMED_LATENCY * lowest_s
+
+
+def _room_steps(growing, steps, room, room_share=ROOM_SHARE):
     """Release steps on a domain below its border: each cap grows by its
-    ``release_fraction`` step or by its weight's part of ``ROOM_SHARE``
+    ``release_fraction`` step or by its weight's part of ``room_share``
     of the measured ``room`` under the border, whichever is more, and
     together by no more than the room (water-filled by weight): caps
     that push against them take what they are given, so steps that add
@@ -1515,7 +1535,7 @@ def _room_steps(growing, steps, room):
         return steps
     weights = [r.disk.guarantee.weight for r in growing]
     total_weight = sum(weights)
-    return _within([max(step, ROOM_SHARE * room * w / total_weight)
+    return _within([max(step, room_share * room * w / total_weight)
                     for w, step in zip(weights, steps)], weights, room)
 
 
