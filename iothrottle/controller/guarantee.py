@@ -1431,6 +1431,8 @@ class GuaranteePolicy(policy.Policy):
                                 - sum(r.load for r in rows),
                                 1.0 if room_confirmed else ROOM_SHARE)
         budget, why = self._release_budget(rows, saturation)
+        if not saturation and room_confirmed:
+            why += ', its latency confirming the room'
         if budget is not None:
             steps = _within(steps, [r.disk.guarantee.weight
                                     for r in growing], budget)

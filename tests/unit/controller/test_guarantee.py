@@ -608,8 +608,11 @@ class TestHoldAndRelease(testtools.TestCase):
                                    (0.0077, 63.75)):
             out = decide(disks, state=guarantee.DomainState(
                 calm_streak=2, lowest_latency_s=lowest_s))
-            self.assertAlmostEqual(cap_iops, by_name(out)['vm1'].cap.iops,
-                                   places=2, msg=lowest_s)
+            d = by_name(out)['vm1']
+            self.assertAlmostEqual(cap_iops, d.cap.iops, places=2,
+                                   msg=lowest_s)
+            self.assertEqual(cap_iops > 70, 'confirming the room' in d.reason,
+                             d.reason)
 
     def test_release_near_the_border_is_gradual(self):
         # 80 % busy: half the room (5 IOPS) is less than 10 % of 70.
