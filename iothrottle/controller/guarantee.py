@@ -309,20 +309,21 @@ Each interval, for one storage domain:
    border at once, and half of the rest an interval as before.  After
    two neighbours stopped, half the room an interval took a cap of 18
    IOPS to 30 and then 37, the store at 49 and 68 of its 96 requests/s
-   (scenario plan 2 of seed 11: 0.911 of ``none``'s requests); at 18
-   ms, its lowest, the whole room took it to 58 at once and the store
-   to 97 the next interval (0.960 and 0.966 in two runs).  Not onto
+   (scenario plan 2 of seed 11: 0.911 of ``none``'s requests); at its
+   lowest latency the room up to 90 % of the border took a cap of 20
+   to 50 at once, and the store from 57 to 87 and 96 requests/s over
+   the next two intervals (0.953 and 0.962 in two runs).  Not onto
    the border itself: once learned, the border is the store's full
    rate (The learned capacity), and arrivals smoothed by caps queue
    little until they reach it - seed 7 plan 7 read 20-32 ms at 93 % of
-   its store, the whole room of 7 IOPS took it to the border, and the
-   next interval read 137 ms and a guest paced at one request at a
-   time fell to 82 % of its floor.  A latency over the bound with the
-   load under the border says the load misreads the store (a capacity
-   learned high, a mix that costs more than its requests say) or a
-   queue already forming, and the caps take half (the testbed's store
-   at 81 % of its rate read 22 ms against a lowest of 15, 1.5 x:
-   scenario plan 6 of seed 19).
+   its store, a release of the whole room (7 IOPS, as first tried) took
+   it to the border, and the next interval read 137 ms and a guest
+   paced at one request at a time fell to 82 % of its floor.  A
+   latency over the bound with the load under the border says the load
+   misreads the store (a capacity learned high, a mix that costs more
+   than its requests say) or a queue already forming, and the caps
+   take half (the testbed's store at 81 % of its rate read 22 ms
+   against a lowest of 15, 1.5 x: scenario plan 6 of seed 19).
    Below the border the calm wait ends early once every cut has acted
    (``_cuts_felt``), the floors fit and no uncapped guaranteed disk
    wants more (``_nothing_to_wait_for``).  The wait is for a disk that
