@@ -1169,7 +1169,6 @@ class GuaranteePolicy(policy.Policy):
         # does not put a domain under its load border at it (step 4).
         full = self._saturation(total_load, congestion if queued else '',
                                 scale)
-        confirmed = _room_confirmed(latency_s, state.lowest_latency_s)
         rows, overbooking, usable = self._share_floors(
             view, rows, state.share_scale)
         contenders = [r for r in rows if r.wants_more
@@ -1206,7 +1205,9 @@ class GuaranteePolicy(policy.Policy):
                                        calm_streak, t.calm_intervals))
         else:
             calm_streak = state.calm_streak + 1
-            decisions = self._release(view, rows, full, confirmed)
+            decisions = self._release(
+                view, rows, full,
+                _room_confirmed(latency_s, state.lowest_latency_s))
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if overbooking and felt else 0.0,
@@ -1431,7 +1432,7 @@ class GuaranteePolicy(policy.Policy):
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
-    def _release(self, view, rows, saturation, room_confirmed=False):
+    def _release(self, view, rows, saturation, room_confirmed):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         decisions = [_release(r, 'no longer pushing against its cap (%.2f '
@@ -1440,7 +1441,7 @@ class GuaranteePolicy(policy.Policy):
                      for r in rows
                      if r.disk.cap is not None and not r.wants_more]
         steps = [r.cap_load * t.release_fraction for r in growing]
-        confirmed = ''
+        room_note = ''
         if not saturation and growing:
             load = sum(r.load for r in rows)
             room = t.border_fraction - load
@@ -1451,10 +1452,10 @@ class GuaranteePolicy(policy.Policy):
             short_of_knee = t.border_fraction * t.border_fraction - load
             if room_confirmed and short_of_knee > grant:
                 grant = short_of_knee
-                confirmed = ', its latency confirming the room'
+                room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
         budget, why = self._release_budget(rows, saturation)
-        why += confirmed
+        why += room_note
         if budget is not None:
             steps = _within(steps, [r.disk.guarantee.weight
                                     for r in growing], budget)
