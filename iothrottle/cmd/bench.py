@@ -395,7 +395,9 @@ def run_scenarios(args, out):
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
         out.flush()
-    repeats = []     # (capacity IOPS, [({policy: summary}, series)])
+    # (capacity IOPS at the start, at the end, [({policy: summary},
+    # series)])
+    repeats = []
     with _tracer(args.trace, run) as tracer:
         for k in range(1, args.repeat + 1):
             if args.repeat > 1:
@@ -403,31 +405,34 @@ def run_scenarios(args, out):
                 if tracer is not None:
                     tracer.out.write('repeat %d\n' % k)
             runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
-            repeats.append((run.capacity.max_iops, runs))
+            repeats.append((run.capacity.max_iops,
+                            run.capacity_end.max_iops, runs))
     # Per repeat, one {policy: summary} per plan; the tables are the
     # first repeat's.
-    results = [[r for r, _ in k_runs] for _, k_runs in repeats]
-    capacity_iops, runs = repeats[0]
+    results = [[r for r, _ in k_runs] for _, _, k_runs in repeats]
+    capacity_iops, capacity_iops_end, runs = repeats[0]
     summary = scenarios.aggregate(plans, results[0])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
         'stretch': args.stretch, 'block_layer': args.block_layer,
         'repeat': args.repeat, 'capacity_iops': capacity_iops,
+        'capacity_iops_end': capacity_iops_end,
         'config_files': args.config_file, 'settings': args.settings,
         'summary': summary,
         'plans': scenarios.plans_document(plans, results[0])}
     if args.repeat > 1:
         rows = scenarios.spread(plans, results)
         out.write('\nper plan, each repeat (%s):\n%s\n' % (
-            ', '.join('store %.1f IOPS' % c for c, _ in repeats),
+            ', '.join('store %.1f-%.1f IOPS' % (c, e)
+                      for c, e, _ in repeats),
             scenarios.spread_table(rows)))
         document['spread'] = rows
         document['repeats'] = [
-            {'capacity_iops': c,
+            {'capacity_iops': c, 'capacity_iops_end': e,
              'summary': scenarios.aggregate(plans, r),
              'plans': scenarios.plans_document(plans, r)}
-            for (c, _), r in zip(repeats, results)]
+            for (c, e, _), r in zip(repeats, results)]
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)
@@ -467,6 +472,7 @@ def run_peers(args, out):
             'seed000': dict(results, capacity_iops=s0.capacity.max_iops),
             'scenarios': {
                 'capacity_iops': sc.capacity.max_iops,
+                'capacity_iops_end': sc.capacity_end.max_iops,
                 'summary': scenarios.aggregate(plans, scenario_results),
                 'plans': scenarios.plans_document(plans,
                                                   scenario_results)}}

@@ -41,6 +41,10 @@ class TestScenarios(testtools.TestCase):
         with open(path) as f:
             document = json.load(f)
         self.assertGreater(os.path.getsize(png), 0)
+        # The store is measured before the plans and again after them.
+        self.assertGreater(document['capacity_iops'], 0)
+        self.assertGreater(document['capacity_iops_end'], 0)
+        self.assertIn('store capacity at the end', proc.stdout)
         plans = document['plans']
         self.assertEqual(3, len(plans))
         for plan in plans:

@@ -22,18 +22,20 @@ class TestRepeatedScenarios(testtools.TestCase):
                                              for t in range(2, 23, 2)], 100)
         bad = scenarios.summarize(ts.PLAN, [ts.interval(t, b=2000, p=500)
                                             for t in range(2, 23, 2)], 100)
-        canned = [(90.0, {'none': bad, 'guarantee': good}),
-                  (95.0, {'none': good, 'guarantee': bad})]
+        canned = [(90.0, 88.0, {'none': bad, 'guarantee': good}),
+                  (95.0, 96.0, {'none': good, 'guarantee': bad})]
 
         class Replay:
             def __init__(self, plans, out, **kw):
                 self.plans = plans
                 self.config_files = kw['config_files']
-                self.capacity = None
+                self.capacity = self.capacity_end = None
 
             def run(self, policies, on_plan=None, on_interval=None):
-                iops, results = canned.pop(0)
+                iops, end_iops, results = canned.pop(0)
                 self.capacity = types.SimpleNamespace(max_iops=iops)
+                self.capacity_end = types.SimpleNamespace(
+                    max_iops=end_iops)
                 return [(results, {}) for _ in self.plans]
 
         self.useFixture(fixtures.MonkeyPatch(
@@ -50,10 +52,13 @@ class TestRepeatedScenarios(testtools.TestCase):
             document = json.load(f)
         self.assertEqual(2, document['repeat'])
         self.assertEqual(90.0, document['capacity_iops'])
-        self.assertEqual([90.0, 95.0], [r['capacity_iops']
-                                        for r in document['repeats']])
+        self.assertEqual(88.0, document['capacity_iops_end'])
+        self.assertEqual([(90.0, 88.0), (95.0, 96.0)],
+                         [(r['capacity_iops'], r['capacity_iops_end'])
+                          for r in document['repeats']])
         g = document['spread'][0]['policies']['guarantee']
         self.assertEqual([1.0, 0.0], g['worst_satisfied'])
         self.assertIn('== repeat 2 of 2', out.getvalue())
-        self.assertIn('store 90.0 IOPS, store 95.0 IOPS', out.getvalue())
+        self.assertIn('store 90.0-88.0 IOPS, store 95.0-96.0 IOPS',
+                      out.getvalue())
         self.assertEqual([], canned)
