@@ -1676,19 +1676,14 @@ def next_share_scale(scale, saturation, overbooking, usable, gap,
     held there by its caps).  What they lack is counted net of
     ``freed``, what this interval's cuts take from donors no cap held:
     the gap was read with that load in the queue, and what the cuts
-    free goes to the uncapped disks that want more.  A ``gap`` of None
-    (no guaranteed disk left uncapped) has nobody a shorter queue
-    would help: the scale returns to 1 by ``SHARE_SCALE_GAIN`` of what
-    it holds back.  Within ``lowest`` (the bottom of the
-    defend band: a donor held there still has its share as the policy
-    counts a floor kept) and 1.  A saturated domain whose floors fit
-    has nothing to share: 1; one below the border whose floors fit
-    keeps the scale it had.
+    free goes to the uncapped disks that want more.  Within ``lowest``
+    (the bottom of the defend band: a donor held there still has its
+    share as the policy counts a floor kept) and 1.  A saturated
+    domain whose floors fit has nothing to share: 1; one below the
+    border whose floors fit keeps the scale it had.
     """
     if not overbooking:
         return 1.0 if saturation else scale
-    if gap is None:
-        return scale + SHARE_SCALE_GAIN * (1.0 - scale)
     if gap > 0:
         gap = max(0.0, gap - freed)
     if usable <= 0 or (gap > 0 and not exhausted):
@@ -1706,19 +1701,28 @@ def _share_gap(rows, decisions):
     and, once the store's queue had shortened and it ran at its demand
     over its share, never raised it (scenario plan 1 of seed 7: that
     guest at 115 % of its share, the capped ones at 92-94 % of theirs,
-    the scale at its 95 % bottom).  None when no guaranteed disk stays
-    uncapped."""
+    the scale at its 95 % bottom).
+
+    A capped disk that wants more and runs under its share without
+    being held by its cap (``held_by_own_cap``) lacks it as an
+    uncapped one does: no cap is under a share (``_cap``,
+    ``_renew``), so what holds it back is the store's queue.  What it
+    runs over its share is its cap's business, not the gap's."""
     capped = {(d.instance_uuid, d.device) for d in decisions
               if d.action == model.CAP}
-    uncapped = [r for r in rows
-                if r.disk.cap is None and r.floor_load > 0
-                and r.floor_share < 1.0
-                and (r.disk.sample.instance_uuid, r.disk.sample.device)
-                not in capped]
-    if not uncapped:
-        return None
-    return sum(r.floor_load - r.load if r.wants_more
-               else min(0.0, r.floor_load - r.load) for r in uncapped)
+    return sum(_lack(r, capped) for r in rows
+               if r.floor_load > 0 and r.floor_share < 1.0)
+
+
+def _lack(row, capped):
+    """``row``'s part of the share gap (``_share_gap``)."""
+    gap = row.floor_load - row.load
+    if row.disk.cap is not None:
+        return (max(0.0, gap) if row.wants_more
+                and not row.held_by_own_cap() else 0.0)
+    if (row.disk.sample.instance_uuid, row.disk.sample.device) in capped:
+        return 0.0
+    return gap if row.wants_more else min(0.0, gap)
 
 
 def _guard_gap(row, guard_fraction):

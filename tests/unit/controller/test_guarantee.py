@@ -467,18 +467,25 @@ class TestEscalation(testtools.TestCase):
         self.assertNotIn('vm3', by_name(out))
         self.assertGreater(out.state.share_scale, 0.95)
 
-    def test_the_scale_returns_when_no_floor_is_left_uncapped(self):
-        # Every guaranteed disk capped at its share: nobody a shorter
-        # queue would help, so the scale gives back half of what it
-        # holds back each interval.
-        disks = [disk('vm1', 42, 0.3, min_iops=55,
-                      cap=model.Cap(42, 42 * KB64)),
-                 disk('vm2', 23, 0.3, min_iops=30,
-                      cap=model.Cap(23, 23 * KB64)),
-                 disk('vm3', 30, 0.3, min_iops=40,
+    def test_a_capped_floor_its_cap_does_not_hold_lowers_the_scale(self):
+        # vm3 capped at its share (about 30 IOPS of a border of 90
+        # shared 55:30:40) does 24 with its requests at the store's
+        # latency: the queue holds it back, not its cap, so its lack
+        # counts as an uncapped one's would.  The donors at their
+        # shares have nothing left to cut.
+        disks = [disk('vm1', 39, 0.2, min_iops=55,
+                      cap=model.Cap(39, 39 * KB64)),
+                 disk('vm2', 21, 0.2, min_iops=30,
+                      cap=model.Cap(21, 21 * KB64)),
+                 disk('vm3', 24, 0.2, min_iops=40,
                       cap=model.Cap(30, 30 * KB64))]
-        out = decide(disks, state=guarantee.DomainState(share_scale=0.95))
-        self.assertAlmostEqual(0.975, out.state.share_scale)
+        out = decide(disks)
+        self.assertLess(out.state.share_scale, 1.0)
+        # Held by its cap (28 of 30 done), it lacks nothing the scale
+        # could give it.
+        disks[2] = disk('vm3', 28, 0.2, min_iops=40,
+                        cap=model.Cap(30, 30 * KB64))
+        self.assertEqual(1.0, decide(disks).state.share_scale)
 
     def test_a_cut_not_yet_felt_leaves_the_share_scale(self):
         # vm1 still completes 50 IOPS over its cap of 40: the cut has not
@@ -1218,10 +1225,6 @@ class TestShareScale(testtools.TestCase):
                                                 exhausted=False))
         self.assertEqual(0.97, self.scale(0.97, 0.018, saturation='',
                                           exhausted=False))
-
-    def test_with_no_floor_left_uncapped_returns_by_half(self):
-        self.assertAlmostEqual(0.975, self.scale(0.95, None))
-        self.assertEqual(1.0, self.scale(1.0, None))
 
     def test_stands_below_the_border_when_the_floors_fit(self):
         self.assertEqual(0.95, self.scale(0.95, -0.1, saturation='',
