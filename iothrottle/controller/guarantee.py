@@ -1180,7 +1180,6 @@ class GuaranteePolicy(policy.Policy):
         tighten_streak = calm_streak = 0
         shortfall = 0.0
         exhausted = False
-        freed = 0.0
         felt = _cuts_felt(view.disks)
         if saturation and victims:
             shortfall = _shortfall(victims, t.guard_fraction)
@@ -1188,7 +1187,7 @@ class GuaranteePolicy(policy.Policy):
                       else state.tighten_streak if overbooking or felt
                       else max(0, state.tighten_streak - 1))
             gain = 2 ** min(streak, MAX_ESCALATION)
-            decisions, exhausted, freed = self._tighten(
+            decisions, exhausted = self._tighten(
                 view, rows, victims, saturation + overbooking, gain)
             tighten_streak = streak + 1
         elif at_risk:
@@ -1212,7 +1211,7 @@ class GuaranteePolicy(policy.Policy):
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if overbooking and felt else 0.0,
-            exhausted, freed, lowest=1 - t.defend_fraction)
+            exhausted, lowest=1 - t.defend_fraction)
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
@@ -1410,8 +1409,7 @@ class GuaranteePolicy(policy.Policy):
             elif r.disk.cap is not None:
                 decisions.append(self._renew(r, 'kept while tightening: '
                                              + why))
-        return decisions, overbooked, sum(
-            c for d, c in zip(donors, cuts) if d.disk.cap is None)
+        return decisions, overbooked
 
     def _lowest_cut(self, view, row):
         """The least load a cut can hold ``row`` at: its defended level
@@ -1661,7 +1659,7 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
 
 
 def next_share_scale(scale, saturation, overbooking, usable, gap,
-                     exhausted, freed, lowest):
+                     exhausted, lowest):
     """The part of its usable load an overbooked domain shares out next
     interval (see the essay's Overbooked domains).
 
@@ -1673,19 +1671,14 @@ def next_share_scale(scale, saturation, overbooking, usable, gap,
     once no donor has excess left (``exhausted``), for until then a
     cut frees what they lack - and up while they take more than they
     lack, saturated or not (an overbooked domain under its border is
-    held there by its caps).  What they lack is counted net of
-    ``freed``, what this interval's cuts take from donors no cap held:
-    the gap was read with that load in the queue, and what the cuts
-    free goes to the uncapped disks that want more.  Within ``lowest``
-    (the bottom of the defend band: a donor held there still has its
-    share as the policy counts a floor kept) and 1.  A saturated
-    domain whose floors fit has nothing to share: 1; one below the
-    border whose floors fit keeps the scale it had.
+    held there by its caps).  Within ``lowest`` (the bottom of the
+    defend band: a donor held there still has its share as the policy
+    counts a floor kept) and 1.  A saturated domain whose floors fit
+    has nothing to share: 1; one below the border whose floors fit
+    keeps the scale it had.
     """
     if not overbooking:
         return 1.0 if saturation else scale
-    if gap > 0:
-        gap = max(0.0, gap - freed)
     if usable <= 0 or (gap > 0 and not exhausted):
         return scale
     return min(1.0, max(lowest, scale - SHARE_SCALE_GAIN * gap / usable))
@@ -1701,28 +1694,16 @@ def _share_gap(rows, decisions):
     and, once the store's queue had shortened and it ran at its demand
     over its share, never raised it (scenario plan 1 of seed 7: that
     guest at 115 % of its share, the capped ones at 92-94 % of theirs,
-    the scale at its 95 % bottom).
-
-    A capped disk that wants more and runs under its share without
-    being held by its cap (``held_by_own_cap``) lacks it as an
-    uncapped one does: no cap is under a share (``_cap``,
-    ``_renew``), so what holds it back is the store's queue.  What it
-    runs over its share is its cap's business, not the gap's."""
+    the scale at its 95 % bottom)."""
     capped = {(d.instance_uuid, d.device) for d in decisions
               if d.action == model.CAP}
-    return sum(_lack(r, capped) for r in rows
-               if r.floor_load > 0 and r.floor_share < 1.0)
-
-
-def _lack(row, capped):
-    """``row``'s part of the share gap (``_share_gap``)."""
-    gap = row.floor_load - row.load
-    if row.disk.cap is not None:
-        return (max(0.0, gap) if row.wants_more
-                and not row.held_by_own_cap() else 0.0)
-    if (row.disk.sample.instance_uuid, row.disk.sample.device) in capped:
-        return 0.0
-    return gap if row.wants_more else min(0.0, gap)
+    return sum(r.floor_load - r.load if r.wants_more
+               else min(0.0, r.floor_load - r.load)
+               for r in rows
+               if r.disk.cap is None and r.floor_load > 0
+               and r.floor_share < 1.0
+               and (r.disk.sample.instance_uuid, r.disk.sample.device)
+               not in capped)
 
 
 def _guard_gap(row, guard_fraction):
