@@ -62,6 +62,8 @@ class ScenarioRun(runner.Seed000Run):
                  config_files=()):
         super().__init__(plans[0], out, prefix, block_layer, config_files)
         self.plans = plans
+        # The store measured again after the last plan (run).
+        self.capacity_end = None
         self._pending = []
 
     def guests(self):
