@@ -21,6 +21,10 @@ run with that file's ``[controller]`` and ``[storage]`` options instead
 of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
+``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]`` prints
+the tables of finished scenario runs from their JSON (and traces; see
+:mod:`iothrottle.bench.scenario_report`): no testbed, no services.
+
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
 injects each fault of the matrix into a running control plane on the
 testbed (see :mod:`iothrottle.bench.faults`) and prints, per fault, how
@@ -42,6 +46,7 @@ no services (``--profile``: where the time goes; see
 import argparse
 import contextlib
 import json
+import os
 import sys
 
 from iothrottle.bench import faults
@@ -251,6 +256,20 @@ def parse_args(argv):
     _block_layer_option(p, default='mq-deadline')
     sub.add_parser('demo', help='watch the standalone service keep the '
                                 'guarantees while VM1 bursts')
+    r = sub.add_parser('report', help='tables over finished scenario '
+                                      'runs (their JSON and traces)')
+    r.add_argument('runs', nargs='+', metavar='[LABEL=]RUN.json',
+                   help='JSON of a scenarios run; runs of the same draw '
+                        'line up plan by plan, one column per label '
+                        '(default: the file name), so runs of several '
+                        'draws under one label make one column')
+    r.add_argument('--policy', default='guarantee', choices=ARMS,
+                   help='policy to report on (default guarantee)')
+    r.add_argument('--decompose', action='store_true',
+                   help='also read each run\'s trace (RUN.trace beside '
+                        'it) and split its overbooked intervals into cap '
+                        'of share and got of cap, and list the guests '
+                        'under their shares')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -582,6 +601,39 @@ def run_scale(args, out):
     return 0
 
 
+def run_report(args, out):
+    from iothrottle.bench import scenario_report
+
+    runs, paths = [], []
+    for arg in args.runs:
+        label, _, path = arg.rpartition('=')
+        label = label or os.path.splitext(os.path.basename(path))[0]
+        paths.append(path)
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            doc['seed'], doc['plans']
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            out.write('%s: not the JSON of a scenarios run (%s)\n'
+                      % (path, exc))
+            return 2
+        runs.append((label, doc))
+    out.write(scenario_report.compare_table(
+        *scenario_report.compare(runs, args.policy)) + '\n')
+    if not args.decompose:
+        return 0
+    for path, (label, doc) in zip(paths, runs):
+        trace = os.path.splitext(path)[0] + '.trace'
+        if not os.path.exists(trace):
+            out.write('\n%s: no trace beside it (%s)\n' % (label, trace))
+            continue
+        with open(trace) as f:
+            intervals = scenario_report.parse_trace(f)
+        out.write('\n== %s\n%s\n' % (path, scenario_report.decompose_table(
+            *scenario_report.decompose(intervals, doc, args.policy))))
+    return 0
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     # The benches' agents read metadata a domain may not have yet; what
@@ -601,6 +653,8 @@ def main(argv=None):
         return run_scale(args, sys.stdout)
     if args.bench == 'peers':
         return run_peers(args, sys.stdout)
+    if args.bench == 'report':
+        return run_report(args, sys.stdout)
     from iothrottle.bench import demo
     return demo.main(sys.stdout)
 

@@ -1,0 +1,331 @@
+"""Reports over finished scenario runs: their JSON and their traces.
+
+``iothrottle-bench report`` reads what ``iothrottle-bench scenarios
+--json F --trace T`` wrote and prints the tables doc/scenarios.rst is
+made of, so that a reader can recompute them from the run files in
+doc/scenario-runs/:
+
+- ``compare``: one row per plan of every run given, the issue's
+  targets each met (``scenarios.targets``, as the run recorded them),
+  and per run how many plans met each target, with the mean least
+  share of the overbooked plans.  Runs of the same draw line up plan
+  by plan: a change is judged against the spread of two runs of it.
+- ``decompose`` (with the traces): on the overbooked intervals the
+  bench scores, what a capped guaranteed guest's cap was of its share
+  (the controller's share scale and its cost model against the
+  bench's) and what it got of its cap (QEMU's throttle), as medians
+  per block size; then every guaranteed guest under
+  ``UNDER_SHARE`` of its share, with its requests in flight ``q``
+  (Little's law: requests/s x latency) and the latency at which ``q``
+  requests in flight would have made its share, ``q / share``.  A
+  guest under its share with a cap that does not hold it and a latency
+  over that target is latency-bound: no cut of its own cap helps it,
+  only a shorter queue at the store.
+
+Pure: text and documents in, rows and text out; the plans are drawn
+again from each run's seed (``scenarios.draw_plan``) to know which
+intervals the bench counted.
+"""
+
+import collections
+import dataclasses
+import re
+import statistics
+
+from iothrottle.bench import scenarios
+
+# A guaranteed guest under this fraction of its share is listed by
+# ``decompose``: the issue's bar for overbooked domains.
+UNDER_SHARE = scenarios.TARGET_OVERBOOKED_SHARE
+
+# A capped guest doing at least this fraction of its cap is held by it:
+# the controller's own reading (guarantee.AT_CAP_FRACTION).
+HELD_BY_CAP = 0.9
+
+# The targets in the order the README names them, with the word a row
+# uses for each.
+TARGET_WORDS = (('satisfied', 'floors'), ('reaction', 'reaction'),
+                ('total', 'totals'), ('overbooked_share', 'overbooked'),
+                ('floorless_cut', 'floorless'),
+                ('beats_static_total', 'beats static'),
+                ('static_satisfaction', 'static sat'))
+
+_LINE = re.compile(r'^plan (\d+) (\S+)\s+t=\s*([\d.]+)( overbooked)? (.*)$')
+_GUEST = re.compile(r'(\S+?)=(\d+)/([\d-]+)(?:\[cap (\d+)\])?@(\d+)ms')
+_DECISION = re.compile(r'^    (\S+) cap: .*-> ([\d.]+) IOPS, (\d+) B/s')
+_SCALE = re.compile(r'share scale ([\d.]+)')
+
+
+@dataclasses.dataclass(frozen=True)
+class GuestInterval:
+    """One guest over one traced interval."""
+    kb_s: float
+    need_kb_s: float      # None: no need that interval (no floor, idle)
+    cap_iops: float       # None: uncapped
+    cap_kb_s: float       # None: uncapped
+    latency_ms: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TracedInterval:
+    plan: int
+    policy: str
+    end_s: float
+    overbooked: bool
+    guests: dict          # name -> GuestInterval
+    share_scale: float    # None when the trace shows none
+
+
+def parse_trace(lines):
+    """The intervals of a trace, in order.
+
+    A cap's KB/s is the bytes axis of the last decision that set it
+    (``-> X IOPS, Y B/s``) while the interval line shows the same IOPS,
+    else ``None`` (filled in from the block size by ``decompose``).
+    """
+    out = []
+    decided = {}          # (plan, policy, guest) -> (iops, bytes/s)
+    current = None
+    for line in lines:
+        m = _LINE.match(line)
+        if m:
+            if current is not None:
+                out.append(current)
+            plan, policy = int(m.group(1)), m.group(2)
+            guests = {}
+            for g in _GUEST.finditer(m.group(5)):
+                name, cap = g.group(1), g.group(4)
+                cap_iops = float(cap) if cap else None
+                cap_kb_s = None
+                last = decided.get((plan, policy, name))
+                if cap_iops is not None and last and \
+                        round(last[0]) == cap_iops:
+                    cap_kb_s = last[1] / 1024.0
+                guests[name] = GuestInterval(
+                    kb_s=float(g.group(2)),
+                    need_kb_s=(None if g.group(3) == '-'
+                               else float(g.group(3))),
+                    cap_iops=cap_iops, cap_kb_s=cap_kb_s,
+                    latency_ms=float(g.group(5)))
+            current = TracedInterval(plan, policy, float(m.group(3)),
+                                     bool(m.group(4)), guests, None)
+            continue
+        d = _DECISION.match(line)
+        if d and current is not None:
+            decided[(current.plan, current.policy, d.group(1))] = (
+                float(d.group(2)), float(d.group(3)))
+            continue
+        s = _SCALE.search(line)
+        if s and current is not None and line.startswith('    domain:'):
+            current = dataclasses.replace(current,
+                                          share_scale=float(s.group(1)))
+    if current is not None:
+        out.append(current)
+    return out
+
+
+def plan_of(doc, index):
+    """The plan ``index`` of the draw a run document was made from."""
+    plan = scenarios.draw_plan(doc['seed'], index,
+                               short=doc.get('short', False))
+    return scenarios.stretched(plan, doc.get('stretch', 1))
+
+
+# -- compare ---------------------------------------------------------------
+
+def compare(runs, policy='guarantee'):
+    """Rows of ``(seed, plan, overbooked, [cell per label])`` over every
+    plan any run holds, and a summary per label.
+
+    ``runs``: ``[(label, document)]``; runs under one label (one per
+    draw, say) make one column.  A cell is None where no run of its
+    label held the plan, else ``{target: met}`` with ``least_share``,
+    ``worst_satisfied`` and ``total_vs_none`` beside them.
+    """
+    labels = list(collections.OrderedDict.fromkeys(x for x, _ in runs))
+    keyed, found = {}, {}
+    for label, doc in runs:
+        for plan in doc['plans']:
+            key = (doc['seed'], plan['index'])
+            keyed.setdefault(key, plan['overbooked'])
+            if policy in plan['results']:
+                found[(label,) + key] = plan
+    rows = [(seed, index, overbooked,
+             [_cell(found[(label, seed, index)], policy)
+              if (label, seed, index) in found else None
+              for label in labels])
+            for (seed, index), overbooked in sorted(keyed.items())]
+    summary = [(label, _summary([cells[k] for *_, cells in rows
+                                 if cells[k] is not None]))
+               for k, label in enumerate(labels)]
+    return rows, summary
+
+
+def _cell(plan, policy):
+    r = plan['results'][policy]
+    none = plan['results'].get('none')
+    cell = dict(plan['targets'].get(policy, {}))
+    cell['least_share'] = r.get('overbooked_share_min')
+    cell['worst_satisfied'] = r.get('worst_satisfied')
+    cell['total_vs_none'] = (r['total_iops_mean'] / none['total_iops_mean']
+                             if none and none['total_iops_mean'] > 0
+                             and policy != 'none' else None)
+    return cell
+
+
+def _summary(cells):
+    out = collections.OrderedDict()
+    for key, word in TARGET_WORDS:
+        judged = [c[key] for c in cells if key in c]
+        if judged:
+            out[word] = (sum(judged), len(judged))
+    least = [c['least_share'] for c in cells
+             if 'overbooked_share' in c and c['least_share'] is not None]
+    out['mean least share'] = (sum(least) / len(least)) if least else None
+    return out
+
+
+def compare_table(rows, summary):
+    labels = [label for label, _ in summary]
+    width = max([14] + [len(x) for x in labels])
+    lines = ['%-4s %-4s %-4s ' % ('seed', 'plan', 'ob') + ' '.join(
+        '%-*s' % (width, x) for x in labels)]
+    for seed, index, overbooked, cells in rows:
+        lines.append('%-4d %-4d %-4s ' % (seed, index,
+                                          'yes' if overbooked else '-')
+                     + ' '.join('%-*s' % (width, _cell_text(c))
+                                for c in cells))
+    lines.append('')
+    for label, s in summary:
+        parts = []
+        for word, value in s.items():
+            if word == 'mean least share':
+                if value is not None:
+                    parts.append('mean least share %.1f %%' % (value * 100))
+            else:
+                parts.append('%s %d/%d' % (word, value[0], value[1]))
+        lines.append('%s: %s' % (label, ', '.join(parts)))
+    return '\n'.join(lines)
+
+
+def _cell_text(cell):
+    """'93.1%!' for an overbooked plan (``!``: a target missed),
+    'sat 100% x0.98' for one that fits."""
+    if cell is None:
+        return '.'
+    missed = '!' if not all(v for k, v in cell.items()
+                            if k in dict(TARGET_WORDS)) else ''
+    if 'overbooked_share' in cell:
+        return _pct1(cell['least_share']) + missed
+    total = cell['total_vs_none']
+    return '%s x%s%s' % (_pct1(cell['worst_satisfied']),
+                         '-' if total is None else '%.2f' % total, missed)
+
+
+def _pct1(value):
+    return '-' if value is None else '%.1f%%' % (value * 100)
+
+
+# -- decompose -------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class UnderShare:
+    """A guaranteed guest under ``UNDER_SHARE`` of its share in one
+    scored overbooked interval."""
+    plan: int
+    guest: str
+    end_s: float
+    block_kb: int
+    got_share: float      # got / share
+    inflight: float       # q = requests/s x latency
+    target_ms: float      # q / share: the latency that makes the share
+    latency_ms: float
+    cap_share: float      # cap / share, None uncapped
+    held: bool            # capped and running at HELD_BY_CAP of the cap
+
+
+def decompose(intervals, doc, policy='guarantee'):
+    """``({block_kb: (count, median cap/share, median got/cap)},
+    [UnderShare])`` over the scored overbooked intervals of ``policy``
+    (the intervals the bench counts, overbooked by its needs)."""
+    plans = {p['index']: p for p in doc['plans']}
+    drawn = {}
+    ratios = collections.defaultdict(lambda: ([], []))
+    under = []
+    for iv in intervals:
+        if iv.policy != policy or not iv.overbooked or iv.plan not in plans:
+            continue
+        if iv.plan not in drawn:
+            drawn[iv.plan] = plan_of(doc, iv.plan)
+        plan = drawn[iv.plan]
+        if not scenarios.counted(plan, _AtEnd(iv.end_s)):
+            continue
+        for name, g in iv.guests.items():
+            vm = plan.guest(name)
+            if vm.guarantee_kb_s <= 0 or not g.need_kb_s:
+                continue
+            cap_kb_s = _cap_kb_s(g, vm.block_kb)
+            if cap_kb_s:
+                cap_share, got_cap = ratios[vm.block_kb]
+                cap_share.append(cap_kb_s / g.need_kb_s)
+                got_cap.append(g.kb_s / cap_kb_s)
+            got_share = g.kb_s / g.need_kb_s
+            if got_share < UNDER_SHARE:
+                iops = g.kb_s / vm.block_kb
+                inflight = iops * g.latency_ms / 1e3
+                under.append(UnderShare(
+                    plan=iv.plan, guest=name, end_s=iv.end_s,
+                    block_kb=vm.block_kb, got_share=got_share,
+                    inflight=inflight,
+                    target_ms=inflight / (g.need_kb_s / vm.block_kb) * 1e3,
+                    latency_ms=g.latency_ms,
+                    cap_share=(cap_kb_s / g.need_kb_s if cap_kb_s
+                               else None),
+                    held=bool(cap_kb_s) and g.kb_s >= HELD_BY_CAP * cap_kb_s))
+    by_block = {kb: (len(cs), statistics.median(cs), statistics.median(gc))
+                for kb, (cs, gc) in sorted(ratios.items())}
+    return by_block, under
+
+
+def _cap_kb_s(guest, block_kb):
+    """What a guest's cap lets through in KB/s, None uncapped: the
+    tighter of its IOPS axis at the plan's block size and its bytes
+    axis (a guest whose requests QEMU splits, 128 KB into two 64 KB,
+    counts two requests each, and then the bytes axis binds)."""
+    if guest.cap_iops is None:
+        return None
+    by_iops = guest.cap_iops * block_kb
+    return by_iops if guest.cap_kb_s is None else min(by_iops,
+                                                      guest.cap_kb_s)
+
+
+@dataclasses.dataclass(frozen=True)
+class _AtEnd:
+    """What ``scenarios.counted`` reads of an interval: its end."""
+    end_s: float
+
+
+def decompose_table(by_block, under):
+    lines = ['capped guaranteed guests, scored overbooked intervals:',
+             '%8s %6s %10s %10s' % ('block KB', 'n', 'cap/share', 'got/cap')]
+    for kb, (n, cap_share, got_cap) in by_block.items():
+        lines.append('%8d %6d %10.2f %10.2f' % (kb, n, cap_share, got_cap))
+    lines.append('')
+    lines.append('guaranteed guests under %.0f %% of their share:'
+                 % (UNDER_SHARE * 100))
+    lines.append('%4s %-5s %6s %5s %6s %5s %9s %8s %9s %s' % (
+        'plan', 'guest', 't', 'KB', 'share', 'q', 'q/share', 'latency',
+        'cap/share', 'cap'))
+    for u in under:
+        lines.append('%4d %-5s %6.1f %5d %5.0f%% %5.2f %7.0fms %6.0fms '
+                     '%9s %s' % (
+                         u.plan, u.guest, u.end_s, u.block_kb,
+                         u.got_share * 100, u.inflight, u.target_ms,
+                         u.latency_ms,
+                         '-' if u.cap_share is None
+                         else '%.0f%%' % (u.cap_share * 100),
+                         'held' if u.held else
+                         'not holding' if u.cap_share else 'uncapped'))
+    if not under:
+        lines.append('(none)')
+    return '\n'.join(lines)

@@ -1,0 +1,214 @@
+import io
+import json
+import os
+
+import fixtures
+import testtools
+
+from iothrottle.bench import scenario_report as report
+from iothrottle.bench import scenarios
+from iothrottle.cmd import bench
+
+# Seed 19's plan 7: g4 (8 KB) and g5 (64 KB) guaranteed, g3 (16 KB)
+# floorless; events at 0, 2, 6, 10 and 12 s, so the interval ending at
+# 14 s settles after one and the one ending at 18 s is scored.
+TRACE = """\
+plan 7 guarantee t= 12.0 overbooked g3=80/-@170ms g4=128/143@190ms \
+g5=700/640@150ms
+    g5 cap: latency 150 ms; excess cut -> 10.0 IOPS, 655360 B/s
+    domain: capacity 97.3 IOPS, baseline 0.0 ms, lowest 99.0 ms, \
+share scale 0.970
+plan 7 guarantee t= 14.0 overbooked g3=80/-@170ms g4=100/143@200ms \
+g5=600/640[cap 10]@200ms
+    g5 cap: held: g4 within 20 % of guarantee
+plan 7 guarantee t= 18.0 overbooked g3=80/-@190ms g4=120/143[cap 18]@200ms \
+g5=608/640[cap 10]@200ms
+    domain: capacity 97.3 IOPS, baseline 0.0 ms, lowest 99.0 ms, \
+share scale 0.950
+plan 7 guarantee t= 20.0 g3=80/-@190ms g4=60/143@100ms \
+g5=608/640[cap 11]@200ms
+plan 7 none      t= 18.0 overbooked g3=80/-@190ms g4=60/143@400ms \
+g5=900/640@200ms
+"""
+
+
+def _doc(seed, results_by_plan, overbooked=True):
+    return {'seed': seed, 'short': False, 'stretch': 1,
+            'plans': [{'index': index, 'overbooked': overbooked,
+                       'results': results, 'targets': {
+                           pol: targets for pol, (_, targets)
+                           in results.items()}}
+                      for index, results in results_by_plan.items()]}
+
+
+def _fixed(doc):
+    """``_doc``'s results are (summary, targets) pairs: split them as a
+    run's JSON holds them."""
+    for plan in doc['plans']:
+        plan['results'] = {pol: summary for pol, (summary, _)
+                           in plan['results'].items()}
+    return doc
+
+
+def _summary(iops, least=None, worst=None):
+    return {'total_iops_mean': iops, 'overbooked_share_min': least,
+            'worst_satisfied': worst}
+
+
+class TestParseTrace(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.intervals = report.parse_trace(io.StringIO(TRACE))
+
+    def test_one_interval_per_line_with_its_guests(self):
+        self.assertEqual([(7, 'guarantee', 12.0, True),
+                          (7, 'guarantee', 14.0, True),
+                          (7, 'guarantee', 18.0, True),
+                          (7, 'guarantee', 20.0, False),
+                          (7, 'none', 18.0, True)],
+                         [(i.plan, i.policy, i.end_s, i.overbooked)
+                          for i in self.intervals])
+        g3 = self.intervals[0].guests['g3']
+        self.assertIsNone(g3.need_kb_s)
+        self.assertIsNone(g3.cap_iops)
+        self.assertEqual((128.0, 143.0, 190.0),
+                         (self.intervals[0].guests['g4'].kb_s,
+                          self.intervals[0].guests['g4'].need_kb_s,
+                          self.intervals[0].guests['g4'].latency_ms))
+
+    def test_cap_bytes_come_from_the_decision_that_set_it(self):
+        # Set at 12 s (10 IOPS, 640 KB/s), in force at 14 and 18 s,
+        # although the held decision at 14 s names no bytes.
+        self.assertEqual(640.0, self.intervals[1].guests['g5'].cap_kb_s)
+        self.assertEqual(640.0, self.intervals[2].guests['g5'].cap_kb_s)
+        # A cap of other IOPS than the last decision's: bytes unknown.
+        self.assertEqual(11.0, self.intervals[3].guests['g5'].cap_iops)
+        self.assertIsNone(self.intervals[3].guests['g5'].cap_kb_s)
+        # A cap no decision line set (an older trace): bytes unknown.
+        self.assertIsNone(self.intervals[2].guests['g4'].cap_kb_s)
+
+    def test_share_scale_from_the_domain_line(self):
+        self.assertEqual([0.97, None, 0.95, None, None],
+                         [i.share_scale for i in self.intervals])
+
+
+class TestDecompose(testtools.TestCase):
+
+    def test_scored_overbooked_intervals_of_the_policy_only(self):
+        doc = _doc(19, {7: {}})
+        by_block, under = report.decompose(
+            report.parse_trace(io.StringIO(TRACE)), doc)
+        # Only 18 s counts: 12 and 14 s settle after events, 20 s is
+        # not overbooked, 'none' is another policy.
+        self.assertEqual({8, 64}, set(by_block))
+        n, cap_share, got_cap = by_block[64]
+        self.assertEqual(1, n)
+        self.assertAlmostEqual(1.0, cap_share)        # 640 / 640
+        self.assertAlmostEqual(608 / 640, got_cap)
+        # g4's cap: 18 IOPS x 8 KB = 144 KB/s of a share of 143.
+        self.assertAlmostEqual(144 / 143, by_block[8][1])
+        self.assertEqual(['g4'], [u.guest for u in under])
+        u = under[0]
+        self.assertEqual(18.0, u.end_s)
+        self.assertAlmostEqual(120 / 143, u.got_share)
+        self.assertAlmostEqual(15 * 0.2, u.inflight)  # 15 req/s x 200 ms
+        self.assertAlmostEqual(3.0 / (143 / 8) * 1e3, u.target_ms)
+        self.assertAlmostEqual(144 / 143, u.cap_share)
+        self.assertFalse(u.held)                      # 120 < 0.9 x 144
+
+    def test_the_fixture_reads_the_settle_as_the_bench(self):
+        plan = scenarios.draw_plan(19, 7)
+        self.assertFalse(scenarios.counted(plan, report._AtEnd(14.0)))
+        self.assertTrue(scenarios.counted(plan, report._AtEnd(18.0)))
+
+    def test_table_names_latency_bound_guests(self):
+        text = report.decompose_table(*report.decompose(
+            report.parse_trace(io.StringIO(TRACE)), _doc(19, {7: {}})))
+        self.assertIn('not holding', text)
+        self.assertIn('168ms', text)                  # q / share
+        self.assertNotIn('(none)', text)
+
+
+class TestCompare(testtools.TestCase):
+
+    def test_labels_make_columns_and_count_targets(self):
+        a0 = _fixed(_doc(0, {3: {
+            'none': (_summary(90), {}),
+            'guarantee': (_summary(88, least=0.93),
+                          {'overbooked_share': False,
+                           'floorless_cut': True})}}))
+        a7 = _fixed(_doc(7, {1: {
+            'none': (_summary(90), {}),
+            'guarantee': (_summary(89, least=0.97),
+                          {'overbooked_share': True,
+                           'floorless_cut': True})}}))
+        b0 = _fixed(_doc(0, {3: {
+            'none': (_summary(90), {}),
+            'guarantee': (_summary(88, least=0.96),
+                          {'overbooked_share': True,
+                           'floorless_cut': True})}}))
+        rows, summary = report.compare([('a', a0), ('a', a7), ('b', b0)])
+        self.assertEqual([(0, 3), (7, 1)], [r[:2] for r in rows])
+        self.assertIsNone(rows[1][3][1])              # b never ran seed 7
+        a, b = dict(summary)['a'], dict(summary)['b']
+        self.assertEqual((1, 2), a['overbooked'])
+        self.assertAlmostEqual(0.95, a['mean least share'])
+        self.assertEqual((1, 1), b['overbooked'])
+        text = report.compare_table(rows, summary)
+        self.assertIn('93.0%!', text)                 # missed
+        self.assertIn('96.0% ', text)
+        self.assertIn('a: overbooked 1/2, floorless 2/2, mean least '
+                      'share 95.0 %', text)
+
+    def test_plans_that_fit_show_floors_and_totals(self):
+        doc = _fixed(_doc(11, {0: {
+            'none': (_summary(100), {}),
+            'guarantee': (_summary(95, worst=1.0),
+                          {'satisfied': True, 'reaction': True,
+                           'total': False})}}, overbooked=False))
+        rows, summary = report.compare([('x', doc)])
+        self.assertIn('100.0% x0.95!', report.compare_table(rows, summary))
+        self.assertEqual({'floors': (1, 1), 'reaction': (1, 1),
+                          'totals': (0, 1), 'mean least share': None},
+                         dict(dict(summary)['x']))
+
+
+class TestReportCommand(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+
+    def _write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def test_labelled_runs_and_their_traces(self):
+        doc = _fixed(_doc(19, {7: {
+            'none': (_summary(90), {}),
+            'guarantee': (_summary(91, least=0.84),
+                          {'overbooked_share': False,
+                           'floorless_cut': True})}}))
+        path = self._write('r1.json', json.dumps(doc))
+        self._write('r1.trace', TRACE)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(0, bench.main(['report', 'head=' + path,
+                                        '--decompose']))
+        text = out.getvalue()
+        self.assertIn('head: overbooked 0/1', text)
+        self.assertIn('84.0%!', text)
+        self.assertIn('== %s' % path, text)
+        self.assertIn('not holding', text)
+
+    def test_a_file_that_is_no_run_is_named(self):
+        path = self._write('bad.json', '{"plans": []}')
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(2, bench.main(['report', path]))
+        self.assertEqual(1, len(out.getvalue().splitlines()))
+        self.assertIn(path, out.getvalue())
+        self.assertIn('not the JSON of a scenarios run', out.getvalue())
