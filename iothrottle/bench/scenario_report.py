@@ -208,6 +208,71 @@ def compare_table(rows, summary):
     return '\n'.join(lines)
 
 
+def share_noise(runs, policy='guarantee'):
+    """How much a guaranteed guest's overbooked share moves between two
+    runs of the same plan: ``(sd, pairs, mean, guests)``, or None with
+    fewer than two guests that two labels both ran.
+
+    ``sd`` is one run's standard deviation, that of the differences
+    over sqrt(2), over every guest of every overbooked plan two labels
+    both ran (each pair of labels); ``mean`` the guests' mean share in
+    those runs; ``guests`` the number of such guests in each such plan.
+    Give it runs of one controller: what moves between them is the
+    testbed's noise.
+    """
+    labels = list(collections.OrderedDict.fromkeys(x for x, _ in runs))
+    by_label = collections.defaultdict(dict)
+    for label, doc in runs:
+        for plan in doc['plans']:
+            if policy in plan['results']:
+                by_label[label][(doc['seed'], plan['index'])] = {
+                    v['name']: v['overbooked_share']
+                    for v in plan['results'][policy].get('vms', ())
+                    if v.get('overbooked_share') is not None}
+    diffs, shares, guests = [], [], []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            for key, va in by_label[a].items():
+                vb = by_label[b].get(key, {})
+                common = sorted(set(va) & set(vb))
+                if not common:
+                    continue
+                guests.append(len(common))
+                for name in common:
+                    diffs.append(va[name] - vb[name])
+                    shares.extend((va[name], vb[name]))
+    if len(diffs) < 2:
+        return None
+    return (statistics.pstdev(diffs) / 2 ** 0.5, len(diffs),
+            statistics.mean(shares), guests)
+
+
+def pass_probability(mean, sd, guests, bar=UNDER_SHARE):
+    """The chance that a plan keeps every guest at ``bar`` of its share
+    when each guest's share is ``mean`` plus independent normal noise
+    of ``sd``, averaged over plans of ``guests`` guests each."""
+    if sd <= 0:
+        return float(mean >= bar)
+    below = statistics.NormalDist(mean, sd).cdf(bar)
+    return statistics.mean((1 - below) ** k for k in guests)
+
+
+def noise_text(noise):
+    """:func:`share_noise` and what it allows, in one line ('' for
+    None)."""
+    if noise is None:
+        return ''
+    sd, pairs, mean, guests = noise
+    return ('run to run, a guest\'s overbooked share moves by sd %.1f %% '
+            '(%d guests, %d plans of %.1f); at their mean share of %.1f %% '
+            'a plan keeps every guest at %.0f %% with probability %.2f, '
+            'at 100 %% with %.2f' % (
+                sd * 100, pairs, len(guests), statistics.mean(guests),
+                mean * 100, UNDER_SHARE * 100,
+                pass_probability(mean, sd, guests),
+                pass_probability(1.0, sd, guests)))
+
+
 def _cell_text(cell):
     """'93.1%!' for an overbooked plan (``!``: a target missed),
     'sat 100% x0.98' for one that fits."""
@@ -287,6 +352,36 @@ def decompose(intervals, doc, policy='guarantee'):
     return by_block, under
 
 
+def completed(intervals, doc):
+    """``{(plan, policy): mean requests/s}`` the store completed over
+    the scored overbooked intervals of each plan and policy traced: set
+    against the capacity the bench scores shares by (its calibration,
+    ``doc['capacity_iops']``), what the store delivers under the plan's
+    own mix."""
+    plans = {p['index'] for p in doc['plans']}
+    drawn, sums = {}, collections.defaultdict(list)
+    for iv in intervals:
+        if not iv.overbooked or iv.plan not in plans:
+            continue
+        if iv.plan not in drawn:
+            drawn[iv.plan] = plan_of(doc, iv.plan)
+        plan = drawn[iv.plan]
+        if scenarios.counted(plan, _AtEnd(iv.end_s)):
+            sums[(iv.plan, iv.policy)].append(sum(
+                g.kb_s / plan.guest(name).block_kb
+                for name, g in iv.guests.items()))
+    return {key: sum(v) / len(v) for key, v in sorted(sums.items())}
+
+
+def completed_table(done, capacity_iops):
+    lines = ['requests/s completed, scored overbooked intervals '
+             '(calibrated %.1f):' % capacity_iops]
+    for (plan, policy), iops in done.items():
+        lines.append('%4d %-12s %6.1f  %5.1f %%' % (
+            plan, policy, iops, iops / capacity_iops * 100))
+    return '\n'.join(lines)
+
+
 def _cap_kb_s(guest, block_kb):
     """What a guest's cap lets through in KB/s, None uncapped: the
     tighter of its IOPS axis at the plan's block size and its bytes
@@ -328,4 +423,19 @@ def decompose_table(by_block, under):
                          'not holding' if u.cap_share else 'uncapped'))
     if not under:
         lines.append('(none)')
+    else:
+        lines.append(under_summary(under))
     return '\n'.join(lines)
+
+
+def under_summary(under):
+    """One line over :func:`decompose`'s guests under their shares: how
+    many were held by their caps, capped but not held, uncapped, and the
+    held ones' median cap over share."""
+    held = [u.cap_share for u in under if u.held]
+    return ('%d under %.0f %%: %d held by their caps (median cap %.1f %% '
+            'of share), %d capped and not held, %d uncapped' % (
+                len(under), UNDER_SHARE * 100, len(held),
+                statistics.median(held) * 100 if held else 0.0,
+                sum(1 for u in under if u.cap_share and not u.held),
+                sum(1 for u in under if not u.cap_share)))

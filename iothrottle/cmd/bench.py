@@ -620,6 +620,10 @@ def run_report(args, out):
         runs.append((label, doc))
     out.write(scenario_report.compare_table(
         *scenario_report.compare(runs, args.policy)) + '\n')
+    noise = scenario_report.noise_text(
+        scenario_report.share_noise(runs, args.policy))
+    if noise:
+        out.write(noise + '\n')
     if not args.decompose:
         return 0
     for path, (label, doc) in zip(paths, runs):
@@ -629,8 +633,12 @@ def run_report(args, out):
             continue
         with open(trace) as f:
             intervals = scenario_report.parse_trace(f)
-        out.write('\n== %s\n%s\n' % (path, scenario_report.decompose_table(
-            *scenario_report.decompose(intervals, doc, args.policy))))
+        out.write('\n== %s\n%s\n\n%s\n' % (
+            path, scenario_report.decompose_table(
+                *scenario_report.decompose(intervals, doc, args.policy)),
+            scenario_report.completed_table(
+                scenario_report.completed(intervals, doc),
+                doc['capacity_iops'])))
     return 0
 
 

@@ -127,7 +127,24 @@ class TestDecompose(testtools.TestCase):
             report.parse_trace(io.StringIO(TRACE)), _doc(19, {7: {}})))
         self.assertIn('not holding', text)
         self.assertIn('168ms', text)                  # q / share
+        self.assertIn('1 under 95 %: 0 held by their caps (median cap '
+                      '0.0 % of share), 1 capped and not held, 0 uncapped',
+                      text)
         self.assertNotIn('(none)', text)
+
+
+class TestCompleted(testtools.TestCase):
+
+    def test_requests_per_policy_over_scored_overbooked_intervals(self):
+        done = report.completed(report.parse_trace(io.StringIO(TRACE)),
+                                _doc(19, {7: {}}))
+        # 18 s only: g3 80/16 + g4 120/8 + g5 608/64 under guarantee,
+        # 80/16 + 60/8 + 900/64 under none.
+        self.assertEqual({(7, 'guarantee'), (7, 'none')}, set(done))
+        self.assertAlmostEqual(5 + 15 + 9.5, done[(7, 'guarantee')])
+        self.assertAlmostEqual(5 + 7.5 + 900 / 64, done[(7, 'none')])
+        text = report.completed_table(done, 59.0)
+        self.assertIn('guarantee      29.5   50.0 %', text)
 
 
 class TestCompare(testtools.TestCase):
@@ -192,6 +209,7 @@ class TestReportCommand(testtools.TestCase):
             'guarantee': (_summary(91, least=0.84),
                           {'overbooked_share': False,
                            'floorless_cut': True})}}))
+        doc['capacity_iops'] = 95.0
         path = self._write('r1.json', json.dumps(doc))
         self._write('r1.trace', TRACE)
         out = io.StringIO()
@@ -203,6 +221,8 @@ class TestReportCommand(testtools.TestCase):
         self.assertIn('84.0%!', text)
         self.assertIn('== %s' % path, text)
         self.assertIn('not holding', text)
+        self.assertIn('requests/s completed', text)
+        self.assertIn('requests/s completed', text)
 
     def test_a_file_that_is_no_run_is_named(self):
         path = self._write('bad.json', '{"plans": []}')
@@ -212,3 +232,37 @@ class TestReportCommand(testtools.TestCase):
         self.assertEqual(1, len(out.getvalue().splitlines()))
         self.assertIn(path, out.getvalue())
         self.assertIn('not the JSON of a scenarios run', out.getvalue())
+
+
+def _shares(seed, index, shares):
+    return {'seed': seed, 'plans': [{'index': index, 'results': {
+        'guarantee': {'vms': [{'name': n, 'overbooked_share': s}
+                              for n, s in shares.items()]}}}]}
+
+
+class TestShareNoise(testtools.TestCase):
+
+    def test_sd_of_one_run_from_the_differences_between_two(self):
+        sd, pairs, mean, guests = report.share_noise([
+            ('r1', _shares(0, 3, {'g1': 0.9, 'g2': 1.0, 'g3': None})),
+            ('r2', _shares(0, 3, {'g1': 1.0, 'g2': 0.9, 'g3': 0.5}))])
+        # Differences -0.1 and +0.1; g3 has no share in r1.
+        self.assertAlmostEqual(0.1 / 2 ** 0.5, sd)
+        self.assertEqual((2, [2]), (pairs, guests))
+        self.assertAlmostEqual(0.95, mean)
+
+    def test_no_plan_run_twice_is_no_figure(self):
+        self.assertIsNone(report.share_noise([
+            ('r1', _shares(0, 3, {'g1': 0.9, 'g2': 1.0})),
+            ('r2', _shares(7, 3, {'g1': 1.0, 'g2': 0.9}))]))
+        self.assertEqual('', report.noise_text(None))
+
+    def test_pass_probability(self):
+        self.assertEqual(1.0, report.pass_probability(1.0, 0.0, [5]))
+        self.assertEqual(0.0, report.pass_probability(0.9, 0.0, [5]))
+        # At the bar itself each guest is under it half the time.
+        self.assertAlmostEqual((0.5 ** 2 + 0.5 ** 4) / 2,
+                               report.pass_probability(0.95, 0.03, [2, 4]))
+        # More guests, less chance that none of them is under.
+        self.assertGreater(report.pass_probability(1.0, 0.036, [2]),
+                           report.pass_probability(1.0, 0.036, [6]))
