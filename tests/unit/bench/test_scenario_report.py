@@ -55,6 +55,16 @@ def _summary(iops, least=None, worst=None):
             'worst_satisfied': worst}
 
 
+def _overbooked_run(seed, index, least):
+    """A run document of one overbooked plan whose least share is
+    ``least`` (the bar met at 95 %)."""
+    return _fixed(_doc(seed, {index: {
+        'none': (_summary(90), {}),
+        'guarantee': (_summary(89, least=least),
+                      {'overbooked_share': least >= 0.95,
+                       'floorless_cut': True})}}))
+
+
 class TestParseTrace(testtools.TestCase):
 
     def setUp(self):
@@ -150,21 +160,9 @@ class TestCompleted(testtools.TestCase):
 class TestCompare(testtools.TestCase):
 
     def test_labels_make_columns_and_count_targets(self):
-        a0 = _fixed(_doc(0, {3: {
-            'none': (_summary(90), {}),
-            'guarantee': (_summary(88, least=0.93),
-                          {'overbooked_share': False,
-                           'floorless_cut': True})}}))
-        a7 = _fixed(_doc(7, {1: {
-            'none': (_summary(90), {}),
-            'guarantee': (_summary(89, least=0.97),
-                          {'overbooked_share': True,
-                           'floorless_cut': True})}}))
-        b0 = _fixed(_doc(0, {3: {
-            'none': (_summary(90), {}),
-            'guarantee': (_summary(88, least=0.96),
-                          {'overbooked_share': True,
-                           'floorless_cut': True})}}))
+        a0 = _overbooked_run(0, 3, 0.93)
+        a7 = _overbooked_run(7, 1, 0.97)
+        b0 = _overbooked_run(0, 3, 0.96)
         rows, summary = report.compare([('a', a0), ('a', a7), ('b', b0)])
         self.assertEqual([(0, 3), (7, 1)], [r[:2] for r in rows])
         self.assertIsNone(rows[1][3][1])              # b never ran seed 7
@@ -192,23 +190,19 @@ class TestCompare(testtools.TestCase):
 
 
 class TestReportCommand(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.dir = self.useFixture(fixtures.TempDir()).path
+    """``iothrottle-bench report`` on run files in a temporary
+    directory."""
 
     def _write(self, name, text):
+        if not hasattr(self, 'dir'):
+            self.dir = self.useFixture(fixtures.TempDir()).path
         path = os.path.join(self.dir, name)
         with open(path, 'w') as f:
             f.write(text)
         return path
 
     def test_labelled_runs_and_their_traces(self):
-        doc = _fixed(_doc(19, {7: {
-            'none': (_summary(90), {}),
-            'guarantee': (_summary(91, least=0.84),
-                          {'overbooked_share': False,
-                           'floorless_cut': True})}}))
+        doc = _overbooked_run(19, 7, 0.84)
         doc['capacity_iops'] = 95.0
         path = self._write('r1.json', json.dumps(doc))
         self._write('r1.trace', TRACE)
