@@ -208,53 +208,87 @@ def compare_table(rows, summary):
     return '\n'.join(lines)
 
 
-def share_noise(runs, policy='guarantee'):
-    """How much a guaranteed guest's overbooked share moves between two
-    runs of the same plan: ``(sd, pairs, mean, guests)``, or None with
-    fewer than two guests that two labels both ran.
+@dataclasses.dataclass(frozen=True)
+class ShareNoise:
+    """How guaranteed guests' overbooked shares move between runs of the
+    same plans (:func:`share_noise`)."""
+    sd: float             # one run's noise, a share's standard deviation
+    bias_sd: float        # spread of the guests' own means beyond it
+    mean: float           # the guests' mean share over every run
+    plans: tuple          # per plan run twice or more, each guest's
+    #                       own mean, shrunk for the noise it keeps
+    pairs: int            # guest pairs the noise is read from
 
-    ``sd`` is one run's standard deviation, that of the differences
-    over sqrt(2), over every guest of every overbooked plan two labels
-    both ran (each pair of labels); ``mean`` the guests' mean share in
-    those runs; ``guests`` the number of such guests in each such plan.
-    Give it runs of one controller: what moves between them is the
-    testbed's noise.
+    def expected_passes(self, bar=UNDER_SHARE, at=None):
+        """Plans a run keeps every guest at ``bar`` of its share on, in
+        expectation: each guest's share its own mean (or ``at`` for
+        every guest) plus independent normal noise of ``sd``."""
+        return sum(_all_over(bar, [at if at is not None else m
+                                   for m in means], self.sd)
+                   for means in self.plans)
+
+
+def _all_over(bar, means, sd):
+    if sd <= 0:
+        return float(all(m >= bar for m in means))
+    p = 1.0
+    for m in means:
+        p *= 1 - statistics.NormalDist(m, sd).cdf(bar)
+    return p
+
+
+def share_noise(runs, policy='guarantee'):
+    """How guaranteed guests' overbooked shares move between runs of
+    the same plans, as a :class:`ShareNoise`, or None with fewer than
+    two guests that two labels both ran.
+
+    ``sd`` is one run's standard deviation, that of the differences of
+    every pair of labels over sqrt(2), over every guest of every
+    overbooked plan both ran; a guest's own mean is its mean over the
+    labels that ran it, and ``bias_sd`` what the spread of those means
+    across guests has beyond the noise they keep (``sd`` over the
+    square root of the runs).  Give it runs of one controller: what
+    moves between them is the testbed's noise, what stays is the
+    controller's treatment of each guest.
     """
     labels = list(collections.OrderedDict.fromkeys(x for x, _ in runs))
-    by_label = collections.defaultdict(dict)
+    values = collections.defaultdict(lambda: collections.defaultdict(dict))
     for label, doc in runs:
         for plan in doc['plans']:
             if policy in plan['results']:
-                by_label[label][(doc['seed'], plan['index'])] = {
-                    v['name']: v['overbooked_share']
-                    for v in plan['results'][policy].get('vms', ())
-                    if v.get('overbooked_share') is not None}
-    diffs, shares, guests = [], [], []
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            for key, va in by_label[a].items():
-                vb = by_label[b].get(key, {})
-                common = sorted(set(va) & set(vb))
-                if not common:
-                    continue
-                guests.append(len(common))
-                for name in common:
-                    diffs.append(va[name] - vb[name])
-                    shares.extend((va[name], vb[name]))
+                for v in plan['results'][policy].get('vms', ()):
+                    if v.get('overbooked_share') is not None:
+                        values[(doc['seed'], plan['index'])][v['name']][
+                            label] = v['overbooked_share']
+    diffs = []
+    plans, guest_means, runs_per_guest = [], [], []
+    for key in sorted(values):
+        means = []
+        for name, by_label in sorted(values[key].items()):
+            got = [by_label[x] for x in labels if x in by_label]
+            if len(got) < 2:
+                continue
+            diffs.extend(a - b for i, a in enumerate(got)
+                         for b in got[i + 1:])
+            means.append(statistics.mean(got))
+            runs_per_guest.append(len(got))
+        if means:
+            plans.append(tuple(means))
+            guest_means.extend(means)
     if len(diffs) < 2:
         return None
-    return (statistics.pstdev(diffs) / 2 ** 0.5, len(diffs),
-            statistics.mean(shares), guests)
-
-
-def pass_probability(mean, sd, guests, bar=UNDER_SHARE):
-    """The chance that a plan keeps every guest at ``bar`` of its share
-    when each guest's share is ``mean`` plus independent normal noise
-    of ``sd``, averaged over plans of ``guests`` guests each."""
-    if sd <= 0:
-        return float(mean >= bar)
-    below = statistics.NormalDist(mean, sd).cdf(bar)
-    return statistics.mean((1 - below) ** k for k in guests)
+    sd = statistics.pstdev(diffs) / 2 ** 0.5
+    kept = sd ** 2 * statistics.mean(1 / n for n in runs_per_guest)
+    bias = max(0.0, statistics.pvariance(guest_means) - kept)
+    mean = statistics.mean(guest_means)
+    # A guest's mean over a few runs keeps part of their noise: each is
+    # shrunk toward the mean by the part of its spread that is the
+    # guest's own (the empirical-Bayes estimate of its own share).
+    shrink = bias / (bias + kept) if bias + kept > 0 else 0.0
+    plans = tuple(tuple(mean + (m - mean) * shrink for m in means)
+                  for means in plans)
+    return ShareNoise(sd=sd, bias_sd=bias ** 0.5, mean=mean, plans=plans,
+                      pairs=len(diffs))
 
 
 def noise_text(noise):
@@ -262,15 +296,15 @@ def noise_text(noise):
     None)."""
     if noise is None:
         return ''
-    sd, pairs, mean, guests = noise
+    n = noise
     return ('run to run, a guest\'s overbooked share moves by sd %.1f %% '
-            '(%d guests, %d plans of %.1f); at their mean share of %.1f %% '
-            'a plan keeps every guest at %.0f %% with probability %.2f, '
-            'at 100 %% with %.2f' % (
-                sd * 100, pairs, len(guests), statistics.mean(guests),
-                mean * 100, UNDER_SHARE * 100,
-                pass_probability(mean, sd, guests),
-                pass_probability(1.0, sd, guests)))
+            '(%d pairs, %d plans); the guests\' own means spread by sd '
+            '%.1f %% beyond that, around %.1f %%; a run keeps every guest '
+            'at %.0f %% on %.1f of %d plans expected from their own means, '
+            '%.1f with every guest at 100 %%' % (
+                n.sd * 100, n.pairs, len(n.plans), n.bias_sd * 100,
+                n.mean * 100, UNDER_SHARE * 100, n.expected_passes(),
+                len(n.plans), n.expected_passes(at=1.0)))
 
 
 def _cell_text(cell):

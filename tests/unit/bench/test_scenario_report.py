@@ -236,14 +236,32 @@ def _shares(seed, index, shares):
 
 class TestShareNoise(testtools.TestCase):
 
-    def test_sd_of_one_run_from_the_differences_between_two(self):
-        sd, pairs, mean, guests = report.share_noise([
+    def test_noise_from_the_differences_bias_from_what_stays(self):
+        noise = report.share_noise([
             ('r1', _shares(0, 3, {'g1': 0.9, 'g2': 1.0, 'g3': None})),
             ('r2', _shares(0, 3, {'g1': 1.0, 'g2': 0.9, 'g3': 0.5}))])
-        # Differences -0.1 and +0.1; g3 has no share in r1.
-        self.assertAlmostEqual(0.1 / 2 ** 0.5, sd)
-        self.assertEqual((2, [2]), (pairs, guests))
-        self.assertAlmostEqual(0.95, mean)
+        # Differences -0.1 and +0.1; g3 has no share in r1.  Both
+        # guests' means are 0.95: no spread of their own.
+        self.assertAlmostEqual(0.1 / 2 ** 0.5, noise.sd)
+        self.assertEqual(2, noise.pairs)
+        self.assertAlmostEqual(0.95, noise.mean)
+        self.assertEqual(0.0, noise.bias_sd)
+        self.assertEqual(((0.95, 0.95),), noise.plans)
+
+    def test_a_guest_short_in_every_run_is_bias(self):
+        noise = report.share_noise([
+            ('r1', _shares(0, 3, {'g1': 0.80, 'g2': 1.10})),
+            ('r2', _shares(0, 3, {'g1': 0.82, 'g2': 1.08})),
+            ('r3', _shares(0, 3, {'g1': 0.80, 'g2': 1.10}))])
+        self.assertLess(noise.sd, 0.02)
+        self.assertGreater(noise.bias_sd, 0.14)
+        g1, g2 = noise.plans[0]
+        self.assertLess(g1, 0.85)                   # barely shrunk
+        self.assertGreater(g2, 1.05)
+        # g1 under 95 % in every run: no plan kept, unless every guest
+        # got its mean of 100 %.
+        self.assertLess(noise.expected_passes(), 0.01)
+        self.assertGreater(noise.expected_passes(at=1.0), 0.99)
 
     def test_no_plan_run_twice_is_no_figure(self):
         self.assertIsNone(report.share_noise([
@@ -251,12 +269,18 @@ class TestShareNoise(testtools.TestCase):
             ('r2', _shares(7, 3, {'g1': 1.0, 'g2': 0.9}))]))
         self.assertEqual('', report.noise_text(None))
 
-    def test_pass_probability(self):
-        self.assertEqual(1.0, report.pass_probability(1.0, 0.0, [5]))
-        self.assertEqual(0.0, report.pass_probability(0.9, 0.0, [5]))
+    def test_expected_passes(self):
+        at_bar = report.ShareNoise(sd=0.03, bias_sd=0.0, mean=0.95,
+                                   plans=((0.95, 0.95), (0.95,) * 4),
+                                   pairs=6)
         # At the bar itself each guest is under it half the time.
-        self.assertAlmostEqual((0.5 ** 2 + 0.5 ** 4) / 2,
-                               report.pass_probability(0.95, 0.03, [2, 4]))
-        # More guests, less chance that none of them is under.
-        self.assertGreater(report.pass_probability(1.0, 0.036, [2]),
-                           report.pass_probability(1.0, 0.036, [6]))
+        self.assertAlmostEqual(0.5 ** 2 + 0.5 ** 4,
+                               at_bar.expected_passes())
+        exact = report.ShareNoise(sd=0.0, bias_sd=0.0, mean=0.97,
+                                  plans=((0.97, 0.96), (0.97, 0.94)),
+                                  pairs=4)
+        self.assertEqual(1.0, exact.expected_passes())
+        self.assertEqual(2.0, exact.expected_passes(at=1.0))
+        text = report.noise_text(at_bar)
+        self.assertIn('sd 3.0 %', text)
+        self.assertIn('0.3 of 2 plans', text)
