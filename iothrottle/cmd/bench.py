@@ -612,10 +612,16 @@ def run_report(args, out):
         try:
             with open(path) as f:
                 doc = json.load(f)
-            doc['seed'], doc['plans']
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            out.write('%s: not the JSON of a scenarios run (%s)\n'
-                      % (path, exc))
+        except OSError as exc:
+            out.write('%s: cannot read it (%s)\n' % (path, exc.strerror))
+            return 2
+        except ValueError as exc:
+            out.write('%s: not JSON (%s)\n' % (path, exc))
+            return 2
+        if not (isinstance(doc, dict) and 'seed' in doc
+                and isinstance(doc.get('plans'), list)):
+            out.write('%s: not the JSON of a scenarios run (no seed and '
+                      'plans)\n' % path)
             return 2
         runs.append((label, doc))
     out.write(scenario_report.compare_table(

@@ -218,6 +218,15 @@ class TestReportCommand(testtools.TestCase):
         self.assertIn('requests/s completed', text)
         self.assertIn('requests/s completed', text)
 
+    def test_a_missing_file_is_named(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'gone.json')
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(2, bench.main(['report', 'x=' + path]))
+        self.assertEqual('%s: cannot read it (No such file or directory)\n'
+                         % path, out.getvalue())
+
     def test_a_file_that_is_no_run_is_named(self):
         path = self._write('bad.json', '{"plans": []}')
         out = io.StringIO()
