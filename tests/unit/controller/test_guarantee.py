@@ -446,6 +446,26 @@ class TestEscalation(testtools.TestCase):
                                    scaled[name].cap.iops, places=6)
         self.assertIn('shared at 97.5 %', scaled['vm1'].reason)
 
+    def test_the_scale_cuts_every_share_it_can_by_the_same_part(self):
+        # vm4-vm6 have shares under the minimum cap (floors of 12 IOPS
+        # at a level near a half) and keep 10 IOPS whatever the scale.
+        # Scaled before it was shared, the usable load's 2.5 % came out
+        # of the other shares alone, 3.75 % each; scaled after, every
+        # share the minimum does not hold loses the same 2.5 %.
+        disks = [disk('vm1', 60, 0.1, min_iops=55),
+                 disk('vm2', 35, 0.1, min_iops=30),
+                 disk('vm3', 2, 0.5, min_iops=40)] + [
+                     disk('vm%d' % i, 11, 0.1, min_iops=12)
+                     for i in (4, 5, 6)]
+        learned = decide(disks).state.learned_iops
+        full = by_name(decide(disks, state=guarantee.DomainState(
+            learned_iops=learned)))
+        scaled = by_name(decide(disks, state=guarantee.DomainState(
+            learned_iops=learned, share_scale=0.975)))
+        for name in ('vm1', 'vm2'):
+            self.assertAlmostEqual(0.975 * full[name].cap.iops,
+                                   scaled[name].cap.iops, places=6)
+
     def test_an_uncapped_floor_past_its_share_lifts_the_scale(self):
         # The donors at their caps, vm3 uncapped at 35 IOPS for a share
         # of about 30 (40 of 125 IOPS of floors, 95 % of 100 shared out):
