@@ -1383,8 +1383,10 @@ class GuaranteePolicy(policy.Policy):
         border leaves once every floorless disk doing I/O has its
         minimum cap; past that they are shared in proportion to the
         floors (``shares.entitlements``, mClock's rule), each at least
-        its minimum cap, which no cap may go under.  ``share_scale`` of
-        that usable load is shared out (``next_share_scale``).
+        its minimum cap, which no cap may go under.  Each share the
+        ``share_scale`` can cut is then that part of itself
+        (``_scaled_share``, ``next_share_scale``); the usable load it
+        returns is the scaled one, the part shared out.
         """
         t = self.tunables
         # Every interval of a domain off the calm path comes here: the
