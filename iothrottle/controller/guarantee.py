@@ -950,8 +950,8 @@ class DomainState:
     ``served``: ``(disk_id, iops, latency_s)`` of each uncapped disk
     last interval; ``demand_bound``: ``(disk_id, iops)`` of the disks
     found limited by their own demand, and the rate they were found at
-    (``demand_marks``).  ``share_scale``: the part of its usable load an
-    overbooked domain shares out (``next_share_scale``).
+    (``demand_marks``).  ``share_scale``: the part of each share it can
+    cut that an overbooked domain defends (``next_share_scale``).
     ``shortfall``: what the victims of the last tightening interval
     lacked of the top of their guard bands, in all (``_shortfall``).
     ``lowest_latency_s``: lowest mean latency shown in any interval with
@@ -1710,8 +1710,9 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
 
 def next_share_scale(scale, saturation, overbooking, usable, gap,
                      exhausted, lowest):
-    """The part of its usable load an overbooked domain shares out next
-    interval (see the essay's Overbooked domains).
+    """The part of each share it can cut that an overbooked domain
+    defends next interval (``_scaled_share``; see the essay's
+    Overbooked domains).
 
     ``gap``: what the uncapped guaranteed disks that want more lack of
     their shares, less what the uncapped ones take beyond them
