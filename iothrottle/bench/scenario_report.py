@@ -33,14 +33,15 @@ import re
 import statistics
 
 from iothrottle.bench import scenarios
+from iothrottle.controller import guarantee
 
 # A guaranteed guest under this fraction of its share is listed by
 # ``decompose``: the issue's bar for overbooked domains.
 UNDER_SHARE = scenarios.TARGET_OVERBOOKED_SHARE
 
 # A capped guest doing at least this fraction of its cap is held by it:
-# the controller's own reading (guarantee.AT_CAP_FRACTION).
-HELD_BY_CAP = 0.9
+# the controller's own reading.
+HELD_BY_CAP = guarantee.AT_CAP_FRACTION
 
 # The targets in the order the README names them, with the word a row
 # uses for each.
@@ -115,10 +116,11 @@ def parse_trace(lines):
             decided[(current.plan, current.policy, d.group(1))] = (
                 float(d.group(2)), float(d.group(3)))
             continue
-        s = _SCALE.search(line)
-        if s and current is not None and line.startswith('    domain:'):
-            current = dataclasses.replace(current,
-                                          share_scale=float(s.group(1)))
+        if current is not None and line.startswith('    domain:'):
+            s = _SCALE.search(line)
+            if s:
+                current = dataclasses.replace(
+                    current, share_scale=float(s.group(1)))
     if current is not None:
         out.append(current)
     return out
@@ -129,6 +131,26 @@ def plan_of(doc, index):
     plan = scenarios.draw_plan(doc['seed'], index,
                                short=doc.get('short', False))
     return scenarios.stretched(plan, doc.get('stretch', 1))
+
+
+def _scored_overbooked(intervals, doc):
+    """``(interval, plan)`` for each interval of a plan ``doc`` holds
+    that the bench scored and found overbooked (``scenarios.counted``
+    reads the interval's ``end_s``), each plan drawn once."""
+    indexes = {p['index'] for p in doc['plans']}
+    drawn = {}
+    for iv in intervals:
+        if not iv.overbooked or iv.plan not in indexes:
+            continue
+        if iv.plan not in drawn:
+            drawn[iv.plan] = plan_of(doc, iv.plan)
+        if scenarios.counted(drawn[iv.plan], iv):
+            yield iv, drawn[iv.plan]
+
+
+def _labels(runs):
+    """The labels of ``[(label, document)]``, each once, in order."""
+    return list(collections.OrderedDict.fromkeys(x for x, _ in runs))
 
 
 # -- compare ---------------------------------------------------------------
@@ -142,7 +164,7 @@ def compare(runs, policy='guarantee'):
     label held the plan, else ``{target: met}`` with ``least_share``,
     ``worst_satisfied`` and ``total_vs_none`` beside them.
     """
-    labels = list(collections.OrderedDict.fromkeys(x for x, _ in runs))
+    labels = _labels(runs)
     keyed, found = {}, {}
     for label, doc in runs:
         for plan in doc['plans']:
@@ -251,7 +273,7 @@ def share_noise(runs, policy='guarantee'):
     moves between them is the testbed's noise, what stays is the
     controller's treatment of each guest.
     """
-    labels = list(collections.OrderedDict.fromkeys(x for x, _ in runs))
+    labels = _labels(runs)
     values = collections.defaultdict(lambda: collections.defaultdict(dict))
     for label, doc in runs:
         for plan in doc['plans']:
@@ -347,17 +369,10 @@ def decompose(intervals, doc, policy='guarantee'):
     """``({block_kb: (count, median cap/share, median got/cap)},
     [UnderShare])`` over the scored overbooked intervals of ``policy``
     (the intervals the bench counts, overbooked by its needs)."""
-    plans = {p['index']: p for p in doc['plans']}
-    drawn = {}
     ratios = collections.defaultdict(lambda: ([], []))
     under = []
-    for iv in intervals:
-        if iv.policy != policy or not iv.overbooked or iv.plan not in plans:
-            continue
-        if iv.plan not in drawn:
-            drawn[iv.plan] = plan_of(doc, iv.plan)
-        plan = drawn[iv.plan]
-        if not scenarios.counted(plan, _AtEnd(iv.end_s)):
+    for iv, plan in _scored_overbooked(intervals, doc):
+        if iv.policy != policy:
             continue
         for name, g in iv.guests.items():
             vm = plan.guest(name)
@@ -392,18 +407,11 @@ def completed(intervals, doc):
     against the capacity the bench scores shares by (its calibration,
     ``doc['capacity_iops']``), what the store delivers under the plan's
     own mix."""
-    plans = {p['index'] for p in doc['plans']}
-    drawn, sums = {}, collections.defaultdict(list)
-    for iv in intervals:
-        if not iv.overbooked or iv.plan not in plans:
-            continue
-        if iv.plan not in drawn:
-            drawn[iv.plan] = plan_of(doc, iv.plan)
-        plan = drawn[iv.plan]
-        if scenarios.counted(plan, _AtEnd(iv.end_s)):
-            sums[(iv.plan, iv.policy)].append(sum(
-                g.kb_s / plan.guest(name).block_kb
-                for name, g in iv.guests.items()))
+    sums = collections.defaultdict(list)
+    for iv, plan in _scored_overbooked(intervals, doc):
+        sums[(iv.plan, iv.policy)].append(sum(
+            g.kb_s / plan.guest(name).block_kb
+            for name, g in iv.guests.items()))
     return {key: sum(v) / len(v) for key, v in sorted(sums.items())}
 
 
@@ -426,12 +434,6 @@ def _cap_kb_s(guest, block_kb):
     by_iops = guest.cap_iops * block_kb
     return by_iops if guest.cap_kb_s is None else min(by_iops,
                                                       guest.cap_kb_s)
-
-
-@dataclasses.dataclass(frozen=True)
-class _AtEnd:
-    """What ``scenarios.counted`` reads of an interval: its end."""
-    end_s: float
 
 
 def decompose_table(by_block, under):

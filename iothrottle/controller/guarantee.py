@@ -520,13 +520,12 @@ others, and held them under the bottom: scenario plan 1 of seed 7
 (three times longer), three of seven guests at the minimum cap, which
 was all of their shares, and a scale of 96.1 % held the other four at
 91.5-93.5 % of theirs.  Worked numbers (scenario plan 1 of seed 7): a
-guest with one 32 KB writer
-and a share of 10 requests/s needs ``L`` <= 100 ms; beside donors at
-their shares the store ran at 128-147 ms and it got 7.0-7.5
-requests/s (70-75 %) for four intervals.  With the scale, the first
-interval's gap (that guest and others left uncapped, all short)
-took it to its floor of 95 % at once, and over two runs the guest got
-118.7 and 100.0 % of its share (88.7-90.1 % without), the capped
+guest with one 32 KB writer and a share of 10 requests/s needs ``L``
+<= 100 ms; beside donors at their shares the store ran at 128-147 ms
+and it got 7.0-7.5 requests/s (70-75 %) for four intervals.  With the
+scale, the first interval's gap (that guest and others left uncapped,
+all short) took it to its floor of 95 % at once, and over two runs
+the guest got 118.7 and 100.0 % of its share (88.7-90.1 % without), the capped
 donors 90-98 %.  What an uncapped floor takes beyond its share counts
 in the gap whether or not it wants more, and moves the scale up in an
 interval under the border too (``_share_gap``, ``next_share_scale``).

@@ -129,8 +129,10 @@ class TestDecompose(testtools.TestCase):
 
     def test_the_fixture_reads_the_settle_as_the_bench(self):
         plan = scenarios.draw_plan(19, 7)
-        self.assertFalse(scenarios.counted(plan, report._AtEnd(14.0)))
-        self.assertTrue(scenarios.counted(plan, report._AtEnd(18.0)))
+        self.assertFalse(scenarios.counted(plan, report.TracedInterval(
+            7, 'guarantee', 14.0, True, {}, None)))
+        self.assertTrue(scenarios.counted(plan, report.TracedInterval(
+            7, 'guarantee', 18.0, True, {}, None)))
 
     def test_table_names_latency_bound_guests(self):
         text = report.decompose_table(*report.decompose(
