@@ -21,6 +21,12 @@ doc/scenario-runs/:
   guest under its share with a cap that does not hold it and a latency
   over that target is latency-bound: no cut of its own cap helps it,
   only a shorter queue at the store.
+- ``missed_needs`` and ``interval_totals`` (with the traces): the same
+  rows for every guaranteed guest that missed its need in a scored
+  interval of a plan that fits, and, per plan that fits, each scored
+  interval's requests/s against ``none``'s with the guests capped: the
+  floors and totals bars taken apart as ``decompose`` takes the
+  overbooked one.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -133,19 +139,25 @@ def plan_of(doc, index):
     return scenarios.stretched(plan, doc.get('stretch', 1))
 
 
-def _scored_overbooked(intervals, doc):
+def _scored(intervals, doc, overbooked=True):
     """``(interval, plan)`` for each interval of a plan ``doc`` holds
-    that the bench scored and found overbooked (``scenarios.counted``
-    reads the interval's ``end_s``), each plan drawn once."""
+    that the bench scored and found ``overbooked`` or not
+    (``scenarios.counted`` reads the interval's ``end_s``), each plan
+    drawn once."""
     indexes = {p['index'] for p in doc['plans']}
     drawn = {}
     for iv in intervals:
-        if not iv.overbooked or iv.plan not in indexes:
+        if iv.overbooked != overbooked or iv.plan not in indexes:
             continue
         if iv.plan not in drawn:
             drawn[iv.plan] = plan_of(doc, iv.plan)
         if scenarios.counted(drawn[iv.plan], iv):
             yield iv, drawn[iv.plan]
+
+
+def _fitting(doc):
+    """The indexes of the plans of ``doc`` that fit (not overbooked)."""
+    return {p['index'] for p in doc['plans'] if not p['overbooked']}
 
 
 def _labels(runs):
@@ -351,8 +363,10 @@ def _pct1(value):
 
 @dataclasses.dataclass(frozen=True)
 class UnderShare:
-    """A guaranteed guest under ``UNDER_SHARE`` of its share in one
-    scored overbooked interval."""
+    """A guaranteed guest short in one scored interval: under
+    ``UNDER_SHARE`` of its share in an overbooked one (:func:`decompose`),
+    or missing its need on a plan that fits (:func:`missed_needs`; the
+    share fields then hold the need)."""
     plan: int
     guest: str
     end_s: float
@@ -371,7 +385,7 @@ def decompose(intervals, doc, policy='guarantee'):
     (the intervals the bench counts, overbooked by its needs)."""
     ratios = collections.defaultdict(lambda: ([], []))
     under = []
-    for iv, plan in _scored_overbooked(intervals, doc):
+    for iv, plan in _scored(intervals, doc):
         if iv.policy != policy:
             continue
         for name, g in iv.guests.items():
@@ -383,22 +397,74 @@ def decompose(intervals, doc, policy='guarantee'):
                 cap_share, got_cap = ratios[vm.block_kb]
                 cap_share.append(cap_kb_s / g.need_kb_s)
                 got_cap.append(g.kb_s / cap_kb_s)
-            got_share = g.kb_s / g.need_kb_s
-            if got_share < UNDER_SHARE:
-                iops = g.kb_s / vm.block_kb
-                inflight = iops * g.latency_ms / 1e3
-                under.append(UnderShare(
-                    plan=iv.plan, guest=name, end_s=iv.end_s,
-                    block_kb=vm.block_kb, got_share=got_share,
-                    inflight=inflight,
-                    target_ms=inflight / (g.need_kb_s / vm.block_kb) * 1e3,
-                    latency_ms=g.latency_ms,
-                    cap_share=(cap_kb_s / g.need_kb_s if cap_kb_s
-                               else None),
-                    held=bool(cap_kb_s) and g.kb_s >= HELD_BY_CAP * cap_kb_s))
+            if g.kb_s / g.need_kb_s < UNDER_SHARE:
+                under.append(_under(iv, name, g, vm.block_kb))
     by_block = {kb: (len(cs), statistics.median(cs), statistics.median(gc))
                 for kb, (cs, gc) in sorted(ratios.items())}
     return by_block, under
+
+
+def _under(iv, name, guest, block_kb):
+    """The :class:`UnderShare` row of ``guest`` (named ``name``) in
+    interval ``iv``, against the need the trace shows for it."""
+    cap_kb_s = _cap_kb_s(guest, block_kb)
+    inflight = guest.kb_s / block_kb * guest.latency_ms / 1e3
+    return UnderShare(
+        plan=iv.plan, guest=name, end_s=iv.end_s, block_kb=block_kb,
+        got_share=guest.kb_s / guest.need_kb_s, inflight=inflight,
+        target_ms=inflight / (guest.need_kb_s / block_kb) * 1e3,
+        latency_ms=guest.latency_ms,
+        cap_share=cap_kb_s / guest.need_kb_s if cap_kb_s else None,
+        held=bool(cap_kb_s) and guest.kb_s >= HELD_BY_CAP * cap_kb_s)
+
+
+def missed_needs(intervals, doc, policy='guarantee'):
+    """``[UnderShare]``: every guaranteed guest that missed its need in
+    an interval the bench scored on a plan that fits, as the bench
+    judges it (``scenarios.need_met``: 95 % in whole requests), with the
+    same figures as :func:`decompose`'s.  An uncapped guest whose
+    latency is over ``q / need`` is latency-bound: it has as many
+    requests in flight as it sends at once, and only a shorter queue at
+    the store would have made its need."""
+    fitting = _fitting(doc)
+    missed = []
+    for iv, plan in _scored(intervals, doc, overbooked=False):
+        if iv.policy != policy or iv.plan not in fitting:
+            continue
+        for name, g in iv.guests.items():
+            vm = plan.guest(name)
+            if vm.guarantee_kb_s <= 0 or not g.need_kb_s:
+                continue
+            if not scenarios.need_met(g.kb_s, g.need_kb_s, vm.block_kb,
+                                      plan.interval_s):
+                missed.append(_under(iv, name, g, vm.block_kb))
+    return missed
+
+
+def interval_totals(intervals, doc, policy='guarantee'):
+    """``{plan: [(end_s, requests/s, none's requests/s, guests capped)]}``
+    over every interval of each plan that fits and that both ``policy``
+    and ``none`` ran (the totals bar counts them all, settling or not):
+    where in a plan the requests a policy lost against ``none`` went,
+    interval by interval."""
+    fitting = _fitting(doc)
+    drawn = {}
+    by_policy = {policy: collections.defaultdict(dict),
+                 'none': collections.defaultdict(dict)}
+    for iv in intervals:
+        if iv.plan not in fitting or iv.policy not in by_policy:
+            continue
+        plan = drawn.setdefault(iv.plan, plan_of(doc, iv.plan))
+        by_policy[iv.policy][iv.plan][round(iv.end_s, 1)] = (
+            sum(g.kb_s / plan.guest(name).block_kb
+                for name, g in iv.guests.items()),
+            sum(1 for g in iv.guests.values() if g.cap_iops is not None))
+    none = by_policy['none']
+    return {index: [(end_s, iops, none[index][end_s][0], capped)
+                    for end_s, (iops, capped) in sorted(by_end.items())
+                    if end_s in none[index]]
+            for index, by_end in sorted(by_policy[policy].items())
+            if index in none}
 
 
 def completed(intervals, doc):
@@ -408,7 +474,7 @@ def completed(intervals, doc):
     ``doc['capacity_iops']``), what the store delivers under the plan's
     own mix."""
     sums = collections.defaultdict(list)
-    for iv, plan in _scored_overbooked(intervals, doc):
+    for iv, plan in _scored(intervals, doc):
         sums[(iv.plan, iv.policy)].append(sum(
             g.kb_s / plan.guest(name).block_kb
             for name, g in iv.guests.items()))
@@ -444,9 +510,46 @@ def decompose_table(by_block, under):
     lines.append('')
     lines.append('guaranteed guests under %.0f %% of their share:'
                  % (UNDER_SHARE * 100))
-    lines.append('%4s %-5s %6s %5s %6s %5s %9s %8s %9s %s' % (
-        'plan', 'guest', 't', 'KB', 'share', 'q', 'q/share', 'latency',
-        'cap/share', 'cap'))
+    lines.extend(_under_lines(under, 'share'))
+    return '\n'.join(lines)
+
+
+def missed_table(missed):
+    """:func:`missed_needs`' rows, as :func:`decompose_table` prints its
+    own."""
+    return '\n'.join(['guaranteed guests that missed their need, scored '
+                      'intervals of plans that fit:']
+                     + _under_lines(missed, 'need'))
+
+
+def totals_table(totals, target=scenarios.TARGET_TOTAL_VS_NONE):
+    """:func:`interval_totals` of the plans under ``target`` of
+    ``none``'s requests over their scored intervals: each interval as
+    the policy's requests/s over ``none``'s, and the guests capped."""
+    lines = ['plans that fit under %.0f %% of none\'s requests, per '
+             'interval (t: requests/s vs none, guests capped):'
+             % (target * 100)]
+    for index, rows in totals.items():
+        mine = sum(r[1] for r in rows)
+        theirs = sum(r[2] for r in rows)
+        if not rows or theirs <= 0 or mine >= target * theirs:
+            continue
+        cells = ['%.0f:%.2f/%d' % (end_s, iops / other if other > 0
+                                   else 0.0, capped)
+                 for end_s, iops, other, capped in rows]
+        lines.append('%4d  %5.1f %%  %s' % (index, mine / theirs * 100,
+                                            '  '.join(cells)))
+    if len(lines) == 1:
+        lines.append('(none)')
+    return '\n'.join(lines)
+
+
+def _under_lines(under, what):
+    """The rows of guests under their ``what`` (share or need), and the
+    count line."""
+    lines = ['%4s %-5s %6s %5s %6s %5s %9s %8s %9s %s' % (
+        'plan', 'guest', 't', 'KB', what, 'q', 'q/' + what, 'latency',
+        'cap/' + what, 'cap')]
     for u in under:
         lines.append('%4d %-5s %6.1f %5d %5.0f%% %5.2f %7.0fms %6.0fms '
                      '%9s %s' % (
@@ -460,18 +563,22 @@ def decompose_table(by_block, under):
     if not under:
         lines.append('(none)')
     else:
-        lines.append(under_summary(under))
-    return '\n'.join(lines)
+        lines.append(under_summary(under, what))
+    return lines
 
 
-def under_summary(under):
-    """One line over :func:`decompose`'s guests under their shares: how
-    many were held by their caps, capped but not held, uncapped, and the
-    held ones' median cap over share."""
+def under_summary(under, what='share'):
+    """One line over guests under their shares (or needs): how many
+    were held by their caps, capped but not held, uncapped (and of
+    those, how many ran over ``q / what``: latency-bound), and the held
+    ones' median cap over ``what``."""
     held = [u.cap_share for u in under if u.held]
+    uncapped = [u for u in under if not u.cap_share]
     return ('%d under %.0f %%: %d held by their caps (median cap %.1f %% '
-            'of share), %d capped and not held, %d uncapped' % (
-                len(under), UNDER_SHARE * 100, len(held),
-                statistics.median(held) * 100 if held else 0.0,
-                sum(1 for u in under if u.cap_share and not u.held),
-                sum(1 for u in under if not u.cap_share)))
+            'of %s), %d capped and not held, %d uncapped (%d over q/%s)'
+            % (len(under), UNDER_SHARE * 100, len(held),
+               statistics.median(held) * 100 if held else 0.0, what,
+               sum(1 for u in under if u.cap_share and not u.held),
+               len(uncapped),
+               sum(1 for u in uncapped if u.latency_ms > u.target_ms),
+               what))

@@ -269,7 +269,9 @@ def parse_args(argv):
                    help='also read each run\'s trace (RUN.trace beside '
                         'it) and split its overbooked intervals into cap '
                         'of share and got of cap, and list the guests '
-                        'under their shares')
+                        'under their shares; on plans that fit, list the '
+                        'guests that missed their need and the plans '
+                        'under the totals bar interval by interval')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -639,12 +641,16 @@ def run_report(args, out):
             continue
         with open(trace) as f:
             intervals = scenario_report.parse_trace(f)
-        out.write('\n== %s\n%s\n\n%s\n' % (
+        out.write('\n== %s\n%s\n\n%s\n\n%s\n\n%s\n' % (
             path, scenario_report.decompose_table(
                 *scenario_report.decompose(intervals, doc, args.policy)),
             scenario_report.completed_table(
                 scenario_report.completed(intervals, doc),
-                doc['capacity_iops'])))
+                doc['capacity_iops']),
+            scenario_report.missed_table(scenario_report.missed_needs(
+                intervals, doc, args.policy)),
+            scenario_report.totals_table(scenario_report.interval_totals(
+                intervals, doc, args.policy))))
     return 0
 
 

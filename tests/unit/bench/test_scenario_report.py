@@ -145,6 +145,63 @@ class TestDecompose(testtools.TestCase):
         self.assertNotIn('(none)', text)
 
 
+# Seed 11's plan 0, which fits: g1 (16 KB) the burster, g2 (16 KB) and
+# g6 (4 KB) paced; events at 0 and 14 s, so 4 s settles and 6 s is
+# scored.
+FITS_TRACE = """\
+plan 0 guarantee t=  4.0 g1=300/265[cap 17]@140ms g2=100/174@90ms \
+g6=38/39@80ms
+plan 0 guarantee t=  6.0 g1=300/265[cap 17]@140ms g2=150/174@96ms \
+g6=38/39@80ms
+plan 0 none      t=  4.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 0 none      t=  6.0 g1=600/265@80ms g2=120/174@80ms g6=40/39@80ms
+"""
+
+
+class TestPlansThatFit(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.intervals = report.parse_trace(io.StringIO(FITS_TRACE))
+        self.doc = _doc(11, {0: {}}, overbooked=False)
+
+    def test_missed_needs_of_scored_intervals_of_the_policy_only(self):
+        missed = report.missed_needs(self.intervals, self.doc)
+        # g2 at 4 s settles after the start; at 6 s it did 18.75 of the
+        # 20 whole requests 95 % of 174 KB/s asks of 2 s; g6 did 19 of
+        # 18; 'none' is another policy.
+        self.assertEqual([('g2', 6.0)], [(m.guest, m.end_s)
+                                         for m in missed])
+        m = missed[0]
+        self.assertAlmostEqual(150 / 174, m.got_share)
+        self.assertAlmostEqual(150 / 16 * 0.096, m.inflight)
+        self.assertAlmostEqual(m.inflight / (174 / 16) * 1e3, m.target_ms)
+        self.assertIsNone(m.cap_share)
+        text = report.missed_table(missed)
+        self.assertIn('q/need', text)
+        self.assertIn('1 uncapped (1 over q/need)', text)
+
+    def test_an_overbooked_run_has_no_missed_needs(self):
+        self.assertEqual([], report.missed_needs(
+            self.intervals, _doc(11, {0: {}}, overbooked=True)))
+
+    def test_totals_per_interval_against_none(self):
+        totals = report.interval_totals(self.intervals, self.doc)
+        # Every interval counts toward the totals bar, settling or not.
+        self.assertEqual([4.0, 6.0], [row[0] for row in totals[0]])
+        end_s, iops, none_iops, capped = totals[0][0]
+        self.assertAlmostEqual(300 / 16 + 100 / 16 + 38 / 4, iops)
+        self.assertAlmostEqual(600 / 16 + 170 / 16 + 40 / 4, none_iops)
+        self.assertEqual(1, capped)
+        text = report.totals_table(totals)
+        self.assertIn('4:0.59/1', text)
+        self.assertNotIn('(none)', text)
+
+    def test_a_plan_at_the_totals_bar_is_not_listed(self):
+        self.assertIn('(none)', report.totals_table(
+            {0: [(2.0, 97.0, 100.0, 0)]}))
+
+
 class TestCompleted(testtools.TestCase):
 
     def test_requests_per_policy_over_scored_overbooked_intervals(self):
