@@ -155,9 +155,13 @@ def _scored(intervals, doc, overbooked=True):
             yield iv, drawn[iv.plan]
 
 
-def _fitting(doc):
-    """The indexes of the plans of ``doc`` that fit (not overbooked)."""
-    return {p['index'] for p in doc['plans'] if not p['overbooked']}
+def _fitting(doc, policy):
+    """The indexes of the plans of ``doc`` the run judged as fitting for
+    ``policy`` (by the floors bar): a plan drawn to fit is judged
+    overbooked when a run's calibration finds the store slower than
+    its floors in demand."""
+    return {p['index'] for p in doc['plans']
+            if 'satisfied' in p['targets'].get(policy, {})}
 
 
 def _labels(runs):
@@ -426,7 +430,7 @@ def missed_needs(intervals, doc, policy='guarantee'):
     latency is over ``q / need`` is latency-bound: it has as many
     requests in flight as it sends at once, and only a shorter queue at
     the store would have made its need."""
-    fitting = _fitting(doc)
+    fitting = _fitting(doc, policy)
     missed = []
     for iv, plan in _scored(intervals, doc, overbooked=False):
         if iv.policy != policy or iv.plan not in fitting:
@@ -447,7 +451,7 @@ def interval_totals(intervals, doc, policy='guarantee'):
     and ``none`` ran (the totals bar counts them all, settling or not):
     where in a plan the requests a policy lost against ``none`` went,
     interval by interval."""
-    fitting = _fitting(doc)
+    fitting = _fitting(doc, policy)
     drawn = {}
     by_policy = {policy: collections.defaultdict(dict),
                  'none': collections.defaultdict(dict)}

@@ -163,7 +163,8 @@ class TestPlansThatFit(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.intervals = report.parse_trace(io.StringIO(FITS_TRACE))
-        self.doc = _doc(11, {0: {}}, overbooked=False)
+        self.doc = _doc(11, {0: {'guarantee': (None, {'satisfied': True})}},
+                        overbooked=False)
 
     def test_missed_needs_of_scored_intervals_of_the_policy_only(self):
         missed = report.missed_needs(self.intervals, self.doc)
@@ -181,9 +182,13 @@ class TestPlansThatFit(testtools.TestCase):
         self.assertIn('q/need', text)
         self.assertIn('1 uncapped (1 over q/need)', text)
 
-    def test_an_overbooked_run_has_no_missed_needs(self):
-        self.assertEqual([], report.missed_needs(
-            self.intervals, _doc(11, {0: {}}, overbooked=True)))
+    def test_a_plan_judged_overbooked_has_no_missed_needs(self):
+        # Drawn to fit, judged overbooked by the run's calibration: its
+        # targets are the overbooked ones, and so are its intervals.
+        judged = _doc(11, {0: {'guarantee': (None, {
+            'overbooked_share': True})}}, overbooked=False)
+        self.assertEqual([], report.missed_needs(self.intervals, judged))
+        self.assertEqual({}, report.interval_totals(self.intervals, judged))
 
     def test_totals_per_interval_against_none(self):
         totals = report.interval_totals(self.intervals, self.doc)
