@@ -1172,6 +1172,48 @@ class TestDemandBound(testtools.TestCase):
         self.assertEqual((), out.decisions)
         self.assertEqual((('p/vda', 20.0),), out.state.demand_bound)
 
+    def test_a_demand_bound_guest_at_its_depth_keeps_its_guard_band(self):
+        # Scenario plan 5 of seed 11: p, paced at 12.75 requests/s of one
+        # request at a time for a floor of 11.5, marked at its demand.
+        # At 77 ms it has 0.98 in flight: at its depth, with 1.13 x the
+        # latency its floor needs (1 / 11.5 = 87 ms), inside the guard
+        # band, and the floorless f is cut before the next rise takes p
+        # under its floor.  At 50 ms (0.64 in flight) it has a third of a
+        # request in hand and holds nobody, as before.
+        for latency_s, cut in ((0.077, True), (0.050, False)):
+            p = disk('p', 12.75, latency_s, min_iops=11.5)
+            disks = [disk('f', 75, latency_s), p]
+            marked = guarantee.DomainState(
+                0.010, served=(('p/vda', 12.75, latency_s),),
+                demand_bound=(('p/vda', 12.75),))
+            out = decide(disks, state=marked)
+            self.assertEqual(cut, 'f' in by_name(out), latency_s)
+            if cut:
+                self.assertIn('at its depth with 113 % of the latency its '
+                              'floor needs', by_name(out)['f'].reason)
+
+    def test_latency_satisfaction_reads_a_stream_at_its_depth_only(self):
+        size = KB64
+
+        def satisfaction(iops, latency_s, cap=None):
+            return guarantee.latency_satisfaction(
+                disk('p', iops, latency_s, min_iops=10, cap=cap), size)
+        self.assertAlmostEqual(1 / (0.095 * 10), satisfaction(10, 0.095))
+        # Marked at a demand under its floor: the latency that demand
+        # needs.
+        self.assertAlmostEqual(1 / (0.115 * 8),
+                               guarantee.latency_satisfaction(
+                                   disk('p', 8, 0.115, min_iops=10), size,
+                                   demand_iops=8))
+        # 1.9 in flight: two at a time, 0.19 s each.
+        self.assertAlmostEqual(2 / (0.19 * 10), satisfaction(10, 0.19))
+        self.assertTrue(math.isinf(satisfaction(10, 0.08)))    # 0.8
+        self.assertTrue(math.isinf(satisfaction(10, 0.15)))    # 1.5
+        self.assertTrue(math.isinf(satisfaction(
+            10, 0.095, cap=model.Cap(iops=10, bytes_sec=10 * KB64))))
+        self.assertTrue(math.isinf(guarantee.latency_satisfaction(
+            disk('f', 10, 0.095), size)))                      # no floor
+
 
 class TestShareScale(testtools.TestCase):
 
