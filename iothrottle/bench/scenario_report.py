@@ -23,7 +23,7 @@ doc/scenario-runs/:
   only a shorter queue at the store.
 - ``missed_needs`` and ``interval_totals`` (with the traces): the same
   rows for every guaranteed guest that missed its need in a scored
-  interval of a plan that fits, and, per plan that fits, each scored
+  interval of a plan that fits, and, per plan that fits, each
   interval's requests/s against ``none``'s with the guests capped: the
   floors and totals bars taken apart as ``decompose`` takes the
   overbooked one.
@@ -139,20 +139,34 @@ def plan_of(doc, index):
     return scenarios.stretched(plan, doc.get('stretch', 1))
 
 
-def _scored(intervals, doc, overbooked=True):
+def _with_plans(intervals, doc, indexes=None):
     """``(interval, plan)`` for each interval of a plan ``doc`` holds
-    that the bench scored and found ``overbooked`` or not
-    (``scenarios.counted`` reads the interval's ``end_s``), each plan
-    drawn once."""
-    indexes = {p['index'] for p in doc['plans']}
+    (of ``indexes`` only, if given), each plan drawn once."""
+    if indexes is None:
+        indexes = {p['index'] for p in doc['plans']}
     drawn = {}
     for iv in intervals:
-        if iv.overbooked != overbooked or iv.plan not in indexes:
+        if iv.plan not in indexes:
             continue
         if iv.plan not in drawn:
             drawn[iv.plan] = plan_of(doc, iv.plan)
-        if scenarios.counted(drawn[iv.plan], iv):
-            yield iv, drawn[iv.plan]
+        yield iv, drawn[iv.plan]
+
+
+def _scored(intervals, doc, overbooked=True):
+    """:func:`_with_plans` of the intervals the bench scored and found
+    ``overbooked`` or not (``scenarios.counted`` reads the interval's
+    ``end_s``)."""
+    for iv, plan in _with_plans(intervals, doc):
+        if iv.overbooked == overbooked and scenarios.counted(plan, iv):
+            yield iv, plan
+
+
+def _requests_s(iv, plan):
+    """The requests/s every guest of ``iv`` completed, at its plan's
+    block size."""
+    return sum(g.kb_s / plan.guest(name).block_kb
+               for name, g in iv.guests.items())
 
 
 def _fitting(doc, policy):
@@ -451,17 +465,13 @@ def interval_totals(intervals, doc, policy='guarantee'):
     and ``none`` ran (the totals bar counts them all, settling or not):
     where in a plan the requests a policy lost against ``none`` went,
     interval by interval."""
-    fitting = _fitting(doc, policy)
-    drawn = {}
     by_policy = {policy: collections.defaultdict(dict),
                  'none': collections.defaultdict(dict)}
-    for iv in intervals:
-        if iv.plan not in fitting or iv.policy not in by_policy:
+    for iv, plan in _with_plans(intervals, doc, _fitting(doc, policy)):
+        if iv.policy not in by_policy:
             continue
-        plan = drawn.setdefault(iv.plan, plan_of(doc, iv.plan))
         by_policy[iv.policy][iv.plan][round(iv.end_s, 1)] = (
-            sum(g.kb_s / plan.guest(name).block_kb
-                for name, g in iv.guests.items()),
+            _requests_s(iv, plan),
             sum(1 for g in iv.guests.values() if g.cap_iops is not None))
     none = by_policy['none']
     return {index: [(end_s, iops, none[index][end_s][0], capped)
@@ -479,9 +489,7 @@ def completed(intervals, doc):
     own mix."""
     sums = collections.defaultdict(list)
     for iv, plan in _scored(intervals, doc):
-        sums[(iv.plan, iv.policy)].append(sum(
-            g.kb_s / plan.guest(name).block_kb
-            for name, g in iv.guests.items()))
+        sums[(iv.plan, iv.policy)].append(_requests_s(iv, plan))
     return {key: sum(v) / len(v) for key, v in sorted(sums.items())}
 
 
@@ -528,8 +536,8 @@ def missed_table(missed):
 
 def totals_table(totals, target=scenarios.TARGET_TOTAL_VS_NONE):
     """:func:`interval_totals` of the plans under ``target`` of
-    ``none``'s requests over their scored intervals: each interval as
-    the policy's requests/s over ``none``'s, and the guests capped."""
+    ``none``'s requests over all their intervals: each interval as the
+    policy's requests/s over ``none``'s, and the guests capped."""
     lines = ['plans that fit under %.0f %% of none\'s requests, per '
              'interval (t: requests/s vs none, guests capped):'
              % (target * 100)]
