@@ -1156,6 +1156,47 @@ def latency_satisfaction(disk, request_bytes, demand_iops=math.inf):
     return depth / (s.latency_s * floor_iops)
 
 
+def depth_latency_s(row, demand_iops, guard_fraction):
+    """The highest latency at which ``row`` keeps its need with the top
+    of its guard band to spare, were it to send no more than
+    ``ceil(q)`` requests at once (at least one): ``ceil(q) / ((1 +
+    guard) x need)``, its need the floor, or its demand if less (the
+    rate it was marked at, ``demand_iops``, or, unmarked and wanting
+    no more, the rate it runs at).  Infinite for a capped disk (a
+    release is its own gain), one without a floor, or one doing no
+    I/O.  The requests in flight of a paced stream say only that it
+    sends at least one at a time; taken as the most, this is the
+    pessimistic limit, and only a release's size reads it."""
+    s = row.disk.sample
+    g = row.disk.guarantee
+    if row.disk.cap is not None or g.is_empty or s.iops <= 0:
+        return math.inf
+    floor_iops = (max(g.min_iops, g.min_bytes_sec / row.request_bytes)
+                  * min(1.0, row.floor_share))
+    if demand_iops is None:
+        demand_iops = math.inf if row.wants_more else s.iops
+    need_iops = min(floor_iops, demand_iops)
+    if need_iops <= 0:
+        return math.inf
+    depth = max(1, math.ceil(s.inflight - 1e-9))
+    return depth / ((1 + guard_fraction) * need_iops)
+
+
+def knee_latency_s(rows, border_fraction):
+    """The latency the domain would show at its border with the requests
+    in flight it has now, capped ones included (QEMU counts a throttle
+    queue's wait in them, and a cap lifted sends that queue to the
+    store): those requests over the rate at which this mix's load is
+    the border, ``sum(q) / (iops x border / load)``.  0 on a domain
+    doing no I/O."""
+    load = sum(r.load for r in rows)
+    iops = sum(r.disk.sample.iops for r in rows)
+    if load <= 0 or iops <= 0:
+        return 0.0
+    inflight = sum(r.disk.sample.inflight for r in rows)
+    return inflight * load / (iops * border_fraction)
+
+
 def _draining(disk, domain_latency_s, latency_factor):
     """Whether a capped disk running under its cap waits in a queue of
     its own, not the store's: its latency is over ``latency_factor`` x
@@ -1345,7 +1386,8 @@ class GuaranteePolicy(policy.Policy):
             calm_streak = state.calm_streak + 1
             decisions = self._release(
                 view, rows, full,
-                _room_confirmed(latency_s, state.lowest_latency_s))
+                _room_confirmed(latency_s, state.lowest_latency_s),
+                marked)
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if overbooking and felt else 0.0,
@@ -1575,12 +1617,11 @@ class GuaranteePolicy(policy.Policy):
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
-    def _release(self, view, rows, saturation, room_confirmed):
+    def _release(self, view, rows, saturation, room_confirmed,
+                 marked=None):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
-        decisions = [_release(r, 'no longer pushing against its cap (%.2f '
-                                 'in flight < %.2f)' % (
-                                     r.disk.sample.inflight, t.want_inflight))
+        decisions = [_release(r, _not_pushing(r, t.want_inflight))
                      for r in rows
                      if r.disk.cap is not None and not r.wants_more]
         steps = [r.cap_load * t.release_fraction for r in growing]
@@ -1597,6 +1638,11 @@ class GuaranteePolicy(policy.Policy):
                 grant = short_of_knee
                 room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
+            margin, margin_note = self._knee_margin(rows, marked or {})
+            if margin < 1.0:
+                steps = _within(steps, [r.disk.guarantee.weight
+                                        for r in growing], margin * room)
+                room_note += margin_note
         budget, why = self._release_budget(rows, saturation)
         why += room_note
         if budget is not None:
@@ -1614,6 +1660,39 @@ class GuaranteePolicy(policy.Policy):
                     view, r, share, 'no guarantee at risk; cap released '
                     'by %.1f %% (%s)' % (step / r.cap_load * 100, why)))
         return decisions
+
+    def _knee_margin(self, rows, marked):
+        """The part of the room under the border a release may take
+        by the latency margins of the guaranteed disks (1.0: all of it),
+        and a note naming the disk that sets it.
+
+        At the border the domain runs at its knee (the learned border
+        is the store's full rate), and its latency there is every
+        request in flight over that rate (``knee_latency_s``).  A
+        guaranteed, uncapped disk sending no more than ``ceil(q)`` at
+        once keeps its need at its guard band up to ``depth_latency_s``.
+        Latency is convex in load - flat, then steep - so it stays under
+        the chord from the disk's latency now to the knee's; the room
+        up to where that chord reaches the disk's limit is safe, and
+        the least such part over the disks bounds the release.
+        """
+        knee_s = knee_latency_s(rows, self.tunables.border_fraction)
+        margin, note = 1.0, ''
+        for r in rows:
+            limit_s = depth_latency_s(
+                r, marked.get(r.disk.disk_id),
+                self.tunables.guard_fraction)
+            latency_s = r.disk.sample.latency_s
+            if knee_s <= limit_s or knee_s <= latency_s:
+                continue
+            part = max(0.0, (limit_s - latency_s) / (knee_s - latency_s))
+            if part < margin:
+                margin = part
+                note = ('; %s keeps its need to %.0f ms, the border\'s '
+                        'latency %.0f ms: %.0f %% of the room'
+                        % (r.name, limit_s * 1e3, knee_s * 1e3,
+                           part * 100))
+        return margin, note
 
     def _release_budget(self, rows, saturation):
         """How much load the caps may grow by this interval (None: by
@@ -1740,6 +1819,19 @@ def _share_note(row):
         return ''
     return ('; floor defended at %.0f %% of itself (overbooked)'
             % (row.floor_share * 100))
+
+
+def _not_pushing(row, want_inflight):
+    """Why a capped disk that does not want more is released: too few
+    requests in flight, or, with more, under its cap and waiting in its
+    own throttle queue (``_draining``)."""
+    s = row.disk.sample
+    if s.inflight < want_inflight:
+        return ('no longer pushing against its cap (%.2f in flight < %.2f)'
+                % (s.inflight, want_inflight))
+    return ('no longer pushing against its cap: under it, its %.2f in '
+            'flight wait in its own throttle queue (draining, %.0f ms)'
+            % (s.inflight, s.latency_s * 1e3))
 
 
 def _release(row, reason):

@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 from hypothesis import given
@@ -642,9 +643,10 @@ class TestHoldAndRelease(testtools.TestCase):
         # it (scenario plan 7 of seed 7: a release onto it at 20-32 ms,
         # then 137 ms and a paced guest at 82 % of its floor).  Under 90
         # % of the border the confirmation adds nothing: 10 % of 70.
+        # (vm2's floor of 5 keeps its need at the border's 157 ms.)
         cap = model.Cap(iops=70, bytes_sec=70 * KB64)
         out = decide([disk('vm1', 70, 0.2, cap=cap),
-                      disk('vm2', 10, 0.01, min_iops=8)],
+                      disk('vm2', 10, 0.01, min_iops=5)],
                      state=guarantee.DomainState(calm_streak=2,
                                                  lowest_latency_s=0.010))
         self.assertAlmostEqual(77.0, by_name(out)['vm1'].cap.iops, places=3)
@@ -653,18 +655,19 @@ class TestHoldAndRelease(testtools.TestCase):
         # 80 % busy: half the room (5 IOPS) is less than 10 % of 70.
         cap = model.Cap(iops=70, bytes_sec=70 * KB64)
         out = decide([disk('vm1', 70, 0.2, cap=cap),
-                      disk('vm2', 10, 0.01, min_iops=8)], state=CALM)
+                      disk('vm2', 10, 0.01, min_iops=5)], state=CALM)
         d = by_name(out)['vm1']
         self.assertAlmostEqual(77.0, d.cap.iops, places=3)
 
     def test_caps_released_together_grow_by_no_more_than_the_room(self):
         # 88 % busy: 10 % of each 30 IOPS cap is 6 IOPS against a room
         # of 2 under the border; the two share it, and the domain stays
-        # under its border.
+        # under its border.  (c's floor of 5 keeps its need at the
+        # border's latency: 1 / (1.2 x 5) = 167 ms against 136.)
         cap = model.Cap(iops=30, bytes_sec=30 * KB64)
         out = decide([disk('a', 30, 0.2, cap=cap),
                       disk('b', 30, 0.2, cap=cap),
-                      disk('c', 28, 0.01, min_iops=8)], state=CALM)
+                      disk('c', 28, 0.01, min_iops=5)], state=CALM)
         self.assertAlmostEqual(31.0, by_name(out)['a'].cap.iops, places=3)
         self.assertAlmostEqual(31.0, by_name(out)['b'].cap.iops, places=3)
 
@@ -731,9 +734,11 @@ class TestHoldAndRelease(testtools.TestCase):
         # ms before: 34 ms is no sign of queueing, and the caps grow by
         # half the room (scenario plan 1 of seed 3: held at the surplus
         # of 0, the store ran at 69-84 of 93 requests/s).  Had it shown
-        # 10 ms, 34 ms is queueing and the surplus holds the cap.
+        # 10 ms, 34 ms is queueing and the surplus holds the cap.  (vm1
+        # has 5 requests queued at its cap: at the border the store
+        # would read 60 ms, under the 76 ms vm2 needs.)
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
-        disks = [disk('vm1', 50, 0.3, cap=cap),
+        disks = [disk('vm1', 50, 0.1, cap=cap),
                  disk('vm2', 12, 0.034, min_iops=11)]
         out = decide(disks, state=guarantee.DomainState(
             calm_streak=2, lowest_latency_s=0.022))
@@ -743,6 +748,66 @@ class TestHoldAndRelease(testtools.TestCase):
         held = decide(disks, state=guarantee.DomainState(
             calm_streak=2, lowest_latency_s=0.010))
         self.assertEqual(cap, by_name(held)['vm1'].cap)
+
+    def test_a_release_below_the_border_keeps_a_depth_guests_margin(self):
+        # Scenario plan 4 of seed 29: caps released by 10 % from a store
+        # at 26 ms put it at the border and 93 ms, and a 4 KB guest
+        # marked at 11.5 requests/s of one request at a time fell to 76 %
+        # of its floor.  Here: vm1 capped at 60 IOPS with 12 requests
+        # queued, p marked at 11.5 IOPS for a floor of 11.5 at 26 ms
+        # (0.3 in flight), a store 71.5 % busy.  At the border the 12.3
+        # requests in flight take 12.3 / 90 = 137 ms; p keeps its need
+        # with its guard band up to 1 / (1.2 x 11.5) = 72 ms, 42 % of
+        # the way from 26 ms: the cap grows by 42 % of the 18.5 IOPS
+        # of room, not by half of it.
+        cap = model.Cap(iops=60, bytes_sec=60 * KB64)
+        p_latency_s = 0.026
+        disks = [disk('vm1', 60, 0.2, cap=cap),
+                 disk('p', 11.5, p_latency_s, min_iops=11.5)]
+        state = guarantee.DomainState(
+            calm_streak=2, served=(('p/vda', 11.5, p_latency_s),),
+            demand_bound=(('p/vda', 11.5),), lowest_latency_s=0.026)
+        out = decide(disks, state=state)
+        knee_s = (12 + 11.5 * p_latency_s) / 90
+        limit_s = 1 / (1.2 * 11.5)
+        part = (limit_s - p_latency_s) / (knee_s - p_latency_s)
+        d = by_name(out)['vm1']
+        # (places=3: the bytes axis of STORE adds 1e-5 to every load.)
+        self.assertAlmostEqual(60 + part * (90 - 71.5), d.cap.iops,
+                               places=3)
+        self.assertIn('p keeps its need to 72 ms, the border\'s latency '
+                      '137 ms: 42 % of the room', d.reason)
+        # At 72 ms (under 3 x the lowest 26 ms: no queueing the border
+        # would be read from) it has no margin left: the cap is held.
+        p_latency_s = limit_s
+        disks[1] = disk('p', 11.5, p_latency_s, min_iops=11.5)
+        held = decide(disks, state=dataclasses.replace(
+            state, served=(('p/vda', 11.5, p_latency_s),)))
+        d = by_name(held)['vm1']
+        self.assertEqual(cap, d.cap)
+        self.assertIn('held: domain below its border; p keeps', d.reason)
+
+    def test_depth_latency_reads_the_need_of_one_request_at_a_time(self):
+        size = KB64
+        guard = 0.2
+
+        def limit(iops, latency_s, demand=None, cap=None, min_iops=10):
+            d = disk('p', iops, latency_s, min_iops=min_iops, cap=cap)
+            row = guarantee.assess(d, STORE, 0.5, demand)
+            self.assertEqual(size, row.request_bytes)
+            return guarantee.depth_latency_s(row, demand, guard)
+        # Wanting more (1.2 in flight): its floor, two at a time.
+        self.assertAlmostEqual(2 / (1.2 * 10), limit(12, 0.1))
+        # Paced at 8 under its floor of 10, unmarked: its rate is its
+        # need; marked at 9, the mark is.
+        self.assertAlmostEqual(1 / (1.2 * 8), limit(8, 0.03))
+        self.assertAlmostEqual(1 / (1.2 * 9), limit(8, 0.03, demand=9.0))
+        # Over its floor: the floor.
+        self.assertAlmostEqual(1 / (1.2 * 10), limit(15, 0.02))
+        self.assertTrue(math.isinf(limit(15, 0.02, min_iops=0)))
+        self.assertTrue(math.isinf(limit(
+            15, 0.02, cap=model.Cap(iops=20, bytes_sec=20 * KB64))))
+        self.assertTrue(math.isinf(limit(0, 0.0)))
 
     def test_the_tightest_floor_bounds_a_release_not_the_sum(self):
         # Scenario plan 0 of seed 0 on a 100 IOPS store at its border:
@@ -794,6 +859,19 @@ class TestHoldAndRelease(testtools.TestCase):
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
         out = decide([disk('vm1', 20, 0.012, cap=cap)], state=CALM)
         self.assertEqual(model.RELEASE, by_name(out)['vm1'].action)
+
+    def test_a_draining_cap_is_released_and_says_so(self):
+        # Scenario plan 4 of seed 29: a burster stopped under its cap of
+        # 14 drains its throttle queue, 1.8 in flight at 150 ms beside
+        # guests at 30 ms; released, the reason said "1.80 in flight <
+        # 0.50".
+        cap = model.Cap(iops=14, bytes_sec=14 * KB64)
+        out = decide([disk('vm1', 12, 0.150, cap=cap),
+                      disk('vm2', 10, 0.030, min_iops=5)], state=CALM)
+        d = by_name(out)['vm1']
+        self.assertEqual(model.RELEASE, d.action)
+        self.assertIn('its 1.80 in flight wait in its own throttle queue '
+                      '(draining, 150 ms)', d.reason)
 
     def test_lifted_when_it_would_exceed_the_border(self):
         cap = model.Cap(iops=85, bytes_sec=85 * KB64)
