@@ -71,7 +71,10 @@ OPTS = [
                  help='Headroom kept above a guarantee: an instance that '
                       'wants more and is below (1 + guard_fraction) x its '
                       'guarantee blocks any cap release, so releases stop '
-                      'before a guarantee breaks. Unitless.'),
+                      'before a guarantee breaks; below the saturation '
+                      'border a release grows caps only as far as the '
+                      'domain\'s latency leaves each guaranteed instance '
+                      'this headroom. Unitless.'),
     cfg.FloatOpt('release_fraction',
                  default=0.1, min=0.01, max=1.0,
                  help='Gradual release: when no guarantee is at risk, a '
