@@ -360,15 +360,16 @@ Each interval, for one storage domain:
    and the least part over the guests bounds the caps' growth (water-
    filled by weight, as the room is).  Scenario plan 4 of seed 29: a
    4 KB guest marked at 11.5 requests/s of one request at a time (72
-   ms its limit) beside four capped guests, the store at 26 ms and
+   ms its limit) beside four capped guests, the guest at 36 ms and
    the border's latency 93 ms: 64 % of the room, where 10 % steps had
    put the store at 93 ms and the guest at 76 % of its floor.  The
    approach to the border is then geometric and slows as the margin
    runs out; on a store whose knee lies under its learned border (a
    cost model that misreads the mix) the chord is no bound, and the
    depth rule of step 1 defends the guest once the latency has risen
-   (seed 7 plan 7: 28 ms, then 129 ms after a release of 59 % of the
-   room).
+   (seed 7 plan 7: 22 ms, then 118 and 159 ms after a release of 55 %
+   of the room, and a guest paced at one 64 KB request at 94 and 76 %
+   of its floor).
    Below the border the calm wait ends early once every cut has acted
    (``_cuts_felt``), the floors fit and no uncapped guaranteed disk
    wants more (``_nothing_to_wait_for``).  The wait is for a disk that
