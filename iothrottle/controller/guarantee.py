@@ -1186,9 +1186,8 @@ def latency_satisfaction(disk, request_bytes, demand_iops=math.inf):
     q = s.inflight
     if disk.cap is not None or q <= 0 or s.latency_s <= 0:
         return math.inf
-    depth = math.ceil(q - 1e-9)
-    floor_iops = min(max(g.min_iops, g.min_bytes_sec / request_bytes),
-                     demand_iops)
+    depth = _depth(q)
+    floor_iops = min(_floor_iops(g, request_bytes), demand_iops)
     if q < EXPOSED_INFLIGHT * depth or floor_iops <= 0:
         return math.inf
     return depth / (s.latency_s * floor_iops)
@@ -1209,15 +1208,26 @@ def depth_latency_s(row, demand_iops, guard_fraction):
     g = row.disk.guarantee
     if row.disk.cap is not None or g.is_empty or s.iops <= 0:
         return math.inf
-    floor_iops = (max(g.min_iops, g.min_bytes_sec / row.request_bytes)
+    floor_iops = (_floor_iops(g, row.request_bytes)
                   * min(1.0, row.floor_share))
     if demand_iops is None:
         demand_iops = math.inf if row.wants_more else s.iops
     need_iops = min(floor_iops, demand_iops)
     if need_iops <= 0:
         return math.inf
-    depth = max(1, math.ceil(s.inflight - 1e-9))
-    return depth / ((1 + guard_fraction) * need_iops)
+    return max(1, _depth(s.inflight)) / ((1 + guard_fraction) * need_iops)
+
+
+def _floor_iops(guarantee, request_bytes):
+    """A floor in requests/s at ``request_bytes``: the IOPS floor, or
+    the byte floor in requests of that size if that is more."""
+    return max(guarantee.min_iops, guarantee.min_bytes_sec / request_bytes)
+
+
+def _depth(inflight):
+    """``ceil(inflight)``, a float's last bit of noise over a whole
+    number not counted as one more request."""
+    return math.ceil(inflight - 1e-9)
 
 
 def knee_latency_s(rows, border_fraction):
@@ -1655,10 +1665,10 @@ class GuaranteePolicy(policy.Policy):
     def _hold(self, rows, why):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
-    def _release(self, view, rows, saturation, room_confirmed,
-                 marked=None):
+    def _release(self, view, rows, saturation, room_confirmed, marked):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
+        weights = [r.disk.guarantee.weight for r in growing]
         decisions = [_release(r, _not_pushing(r, t.want_inflight))
                      for r in rows
                      if r.disk.cap is not None and not r.wants_more]
@@ -1676,16 +1686,14 @@ class GuaranteePolicy(policy.Policy):
                 grant = short_of_knee
                 room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
-            margin, margin_note = self._knee_margin(rows, marked or {})
+            margin, margin_note = self._knee_margin(rows, marked)
             if margin < 1.0:
-                steps = _within(steps, [r.disk.guarantee.weight
-                                        for r in growing], margin * room)
+                steps = _within(steps, weights, margin * room)
                 room_note += margin_note
         budget, why = self._release_budget(rows, saturation)
         why += room_note
         if budget is not None:
-            steps = _within(steps, [r.disk.guarantee.weight
-                                    for r in growing], budget)
+            steps = _within(steps, weights, budget)
         for r, step in zip(growing, steps):
             share = r.cap_load + step
             if share >= t.border_fraction:
