@@ -52,6 +52,13 @@ class Seed001Run:
                     {vm: r.bytes_s for vm, r in rates.items()},
                     {vm: r.iops for vm, r in rates.items()}, calibration)
                 row['calibration'] = calibration
+                row['scheduler_active'] = tb.blocklayer.current_scheduler()
+                row['io_groups'] = {vm: tb.io_group(vm) for vm in tb.guests}
+                row['io_classes'] = {vm: tb.io_class(vm) for vm in tb.guests}
+                self.out.write('  %s: %s\n' % (setting.label, '; '.join(
+                    '%s %s in %s' % (vm, row['io_classes'][vm],
+                                     row['io_groups'][vm])
+                    for vm in tb.guests)))
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)

@@ -161,8 +161,8 @@ def parse_args(argv):
                          'all)')
     s1.add_argument('--json', metavar='FILE', help='write results as JSON')
     s1.add_argument('--short', action='store_true',
-                    help='2 guests on an 8 GiB disk, short windows (the '
-                         'e2e test)')
+                    help='2 guests at the two ends of the seek disk, short '
+                         'windows (the e2e test)')
     s1.add_argument('--prefix', default='itb-s001-',
                     help='testbed prefix (default: %(default)s)')
     s4 = sub.add_parser('seed004', help='cache-aware ballooning vs '

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import shutil
+import subprocess
 import threading
 import time
 import uuid as uuidlib
@@ -21,6 +22,15 @@ from iothrottle.testbed import store as store_mod
 LOG = logging.getLogger(__name__)
 
 DEFAULT_STATE_ROOT = '/var/lib/iothrottle/testbed'
+# Where libvirt's QEMU driver writes each running domain's QEMU pid.
+QEMU_PIDFILE = '/run/libvirt/qemu/%s.pid'
+IONICE = '/usr/bin/ionice'
+# The I/O class every guest's QEMU runs in, whatever libvirtd inherited
+# from whoever started it: best-effort at level 4, what a process at
+# nice 0 has.  BFQ never idles for a queue of the idle class (ionice -c
+# 3, as batch jobs are run), so guests that inherited it would share
+# the disk under BFQ as under none.
+GUEST_IO_CLASS = ('2', '4')     # ionice -c CLASS -n LEVEL
 _PREFIX_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$')
 _NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$')
 
@@ -122,6 +132,38 @@ BlockSample = collections.namedtuple(
     'BlockSample', 'time rd_reqs wr_reqs rd_bytes wr_bytes')
 Rates = collections.namedtuple(
     'Rates', 'iops rd_iops wr_iops bytes_s seconds')
+
+
+def io_cgroup(pid):
+    """The cgroup process ``pid`` is charged its block I/O in: its
+    path in the blkio hierarchy (cgroup v1), else in the unified one
+    (v2); None when it is in neither.  A scheduler that shares a disk
+    between cgroups (BFQ) tells two guests apart only when each has
+    its own."""
+    with open('/proc/%d/cgroup' % pid) as f:
+        return io_cgroup_of(f.read())
+
+
+def io_cgroup_of(proc_cgroup):
+    """:func:`io_cgroup` of the text of a ``/proc/PID/cgroup``."""
+    entries = [line.split(':', 2) for line in proc_cgroup.splitlines()
+               if line.count(':') >= 2]
+    for _num, controllers, path in entries:
+        if 'blkio' in controllers.split(','):
+            return path
+    for num, controllers, path in entries:
+        if num == '0' and not controllers:
+            return path
+    return None
+
+
+def _run_ionice(args):
+    proc = subprocess.run([IONICE] + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=10)
+    if proc.returncode:
+        raise TestbedError('ionice %s: %s' % (' '.join(args),
+                                              proc.stdout.strip()))
+    return proc.stdout.strip()
 
 
 def _proc_start_time(pid):
@@ -261,6 +303,7 @@ class Testbed(object):
         dom.destroy()
         t0 = time.monotonic()
         dom.create()
+        self._set_io_class(vm)
         self.console(vm).wait_ready(
             self.boot_timeout, alive=lambda: bool(dom.isActive()))
         self.boot_seconds[vm] = time.monotonic() - t0
@@ -305,6 +348,28 @@ class Testbed(object):
         from iothrottle.compute import guest_agent
         return guest_agent.command(self.domain(vm), command, arguments,
                                    timeout_s)
+
+    def qemu_pid(self, vm):
+        with open(QEMU_PIDFILE % self.domain_name(vm)) as f:
+            return int(f.read().strip())
+
+    def io_group(self, vm):
+        """The cgroup ``vm``'s QEMU is charged its block I/O in (see
+        :func:`io_cgroup`)."""
+        return io_cgroup(self.qemu_pid(vm))
+
+    def io_class(self, vm):
+        """The I/O class and level of ``vm``'s QEMU, as ``ionice``
+        prints it (``best-effort: prio 4``)."""
+        return _run_ionice(['-p', str(self.qemu_pid(vm))])
+
+    def _set_io_class(self, vm):
+        """Every thread of ``vm``'s QEMU into ``GUEST_IO_CLASS`` (the
+        threads it starts later inherit it)."""
+        pid = self.qemu_pid(vm)
+        cls, level = GUEST_IO_CLASS
+        for tid in os.listdir('/proc/%d/task' % pid):
+            _run_ionice(['-c', cls, '-n', level, '-p', tid])
 
     # ------------------------------------------------------------------
     # Measurement
@@ -433,6 +498,7 @@ class Testbed(object):
             dom.create()
             t_start[g.name] = t0
             self.start_seconds[g.name] = time.monotonic() - t0
+            self._set_io_class(g.name)
             self.console(g.name)   # connect now: see the READY marker
         self._wait_ready(t_start)
 

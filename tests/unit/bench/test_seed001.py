@@ -114,3 +114,19 @@ class TestScoring(testtools.TestCase):
         self.assertIn('+50 %', lines[3])
         self.assertIn('ranking here: bfq > none', text)
         self.assertIn('order of the mapped settings kept: yes', text)
+
+    def test_guests_sharing_an_io_cgroup_are_named(self):
+        plan = seed001.Plan(guests=3)
+        apart = row('bfq', 450e3, plan=plan)
+        apart['io_groups'] = {'vm1': '/machine/a', 'vm2': '/machine/b',
+                              'vm3': '/machine/c'}
+        shared = dict(apart, io_groups={'vm1': '/', 'vm2': '/machine/b',
+                                        'vm3': '/'})
+        self.assertEqual({}, seed001.shared_io_groups(apart))
+        self.assertEqual({}, seed001.shared_io_groups(row('none', 300e3)))
+        self.assertEqual({'/': ['vm1', 'vm3']},
+                         seed001.shared_io_groups(shared))
+        self.assertNotIn('share the I/O cgroup',
+                         seed001.table([apart], plan))
+        self.assertIn('bfq: vm1, vm3 share the I/O cgroup / (BFQ cannot '
+                      'tell them apart)', seed001.table([shared], plan))
