@@ -79,25 +79,11 @@ def _disk_of(node):
     return os.path.basename(sys_path), False
 
 
-def _cgroup_file(dom, name):
-    """A file of the blkio cgroup of ``dom``'s QEMU process, read from
+def _cgroup_file(tb, vm, name):
+    """A file of the blkio cgroup of ``vm``'s QEMU process, read from
     /proc and the cgroup mount (not through libvirt)."""
-    qemu = [p for p in os.listdir('/proc') if p.isdigit()
-            and _cmdline_has(p, 'guest=%s,' % dom.name())]
-    assert qemu, 'no QEMU process of domain %s' % dom.name()
-    with open('/proc/%s/cgroup' % qemu[0]) as f:
-        path = [line.split(':', 2)[2].strip() for line in f
-                if line.split(':')[1] == 'blkio'][0]
-    with open('/sys/fs/cgroup/blkio%s/%s' % (path, name)) as f:
+    with open('/sys/fs/cgroup/blkio%s/%s' % (tb.io_group(vm), name)) as f:
         return f.read().strip()
-
-
-def _cmdline_has(pid, text):
-    try:
-        with open('/proc/%s/cmdline' % pid, 'rb') as f:
-            return text.encode() in f.read()
-    except OSError:
-        return False
 
 
 def _read_direct(device, offset, length=4096):
@@ -195,7 +181,7 @@ class TestBlockLayerTestbed(testtools.TestCase):
         try:
             uuid = tb.instance_uuid('vm1')
             peers_libvirt.set_weight(conn, uuid, 700)
-            self.assertEqual('700', _cgroup_file(tb.domain('vm1'),
+            self.assertEqual('700', _cgroup_file(tb, 'vm1',
                                                  'blkio.bfq.weight'))
 
             node = tb.blocklayer.disk_node
@@ -218,16 +204,16 @@ class TestBlockLayerTestbed(testtools.TestCase):
             # 4 ms a request on the store: about 250 IOPS unheld.
             self.assertGreater(free, 2 * 20)
             self.assertEqual('', _cgroup_file(
-                tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
+                tb, 'vm1', 'blkio.throttle.write_iops_device'))
 
             # A limit the agent set again after releasing its leases (its
             # drain steps decide) is lifted when the peer's run ends.
             with peers_libvirt.throttle_lifted(conn, tb):
                 actuator.set_cap(uuid, 'vda', cap, None)
                 self.assertIn(' 20', _cgroup_file(
-                    tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
+                    tb, 'vm1', 'blkio.throttle.write_iops_device'))
             self.assertEqual('', _cgroup_file(
-                tb.domain('vm1'), 'blkio.throttle.write_iops_device'))
+                tb, 'vm1', 'blkio.throttle.write_iops_device'))
         finally:
             tb.stop()
         self._assert_nothing_left(conn)
