@@ -222,24 +222,33 @@ def count_decisions(conductor_log, agent_log):
 
 
 # The conductor's decision lines (``Conductor.publish``: action, disk,
-# storage domain, reason) and how many of the last a missed fault's
-# report shows: at one decision per capped disk an interval, 30 lines
-# cover the 10 intervals around a fault of the 3-guest plan.
+# storage domain, reason), the line on the domain each round that
+# decided logs before them (``service.describe_load``), and how many of
+# the last a missed fault's report shows: two lines an interval while
+# the plan's burster is the one disk capped, so 40 lines cover the 20
+# intervals around a fault.
 _DECISION = re.compile(r'^\S+ (\S+) \d+ INFO \S+ \[[^]]*\] '
                        r'(cap|release) (\S+) on \S+: (.*)$')
-TRAIL_LINES = 30
+_DOMAIN = re.compile(r'^\S+ (\S+) \d+ INFO \S+ \[[^]]*\] '
+                     r'domain \S+: (completed .*)$')
+TRAIL_LINES = 40
 
 
 def decision_trail(conductor_log, limit=TRAIL_LINES):
-    """The last ``limit`` decisions in the text of a conductor's log, a
-    line each: time, action, disk, reason - what a fault that missed
-    its expectations is explained by where no log survives the run
-    (CI)."""
+    """The last ``limit`` decisions in the text of a conductor's log and
+    the domain lines logged with them, a line each: time, action, disk,
+    reason, or time and what the domain carried - what a fault that
+    missed its expectations is explained by where no log survives the
+    run (CI)."""
     lines = []
     for line in conductor_log.splitlines():
         m = _DECISION.match(line)
         if m:
             lines.append('%s %s %s: %s' % m.groups())
+            continue
+        m = _DOMAIN.match(line)
+        if m:
+            lines.append('%s domain: %s' % m.groups())
     return lines[-limit:] if limit else []
 
 

@@ -114,6 +114,23 @@ def load_capacities(store, capacities):
     capacities.replace_peaks(peaks)
 
 
+def describe_load(load):
+    """One line of what a domain carried (a ``model.DomainLoad``): what
+    it completed, its load and the capacity the load is of (the learned
+    one, when the policy learns it), whether it was saturated and how
+    many of its disks end the round capped.  Logged beside the round's
+    decisions on it: the numbers a decision was made from, which its
+    reason gives only in part."""
+    of = ('of the learned capacity %.1f IOPS, %.2f MB/s'
+          % (load.capacity.max_iops, load.capacity.max_bytes_sec / 1e6)
+          if load.capacity is not None else 'of its capacity')
+    return ('completed %.1f IOPS, %.2f MB/s: load %.2f %s; %s; %d of %d '
+            'disk(s) capped' % (
+                load.iops, load.bytes_sec / 1e6, load.load, of,
+                'saturated' if load.saturated else 'not saturated',
+                load.caps, load.disks))
+
+
 class Endpoint:
     """The RPC endpoint on topic ``iothrottle-conductor``: only what
     agents may call."""
@@ -302,6 +319,9 @@ class Conductor:
         self._cast_floors(round_)
         cast_s = time.perf_counter() - started
         for domain, decisions in sorted(round_.by_domain.items()):
+            if decisions and domain in round_.loads:
+                LOG.info('domain %s: %s', domain,
+                         describe_load(round_.loads[domain]))
             for decision in decisions:
                 LOG.info('%s %s on %s: %s', decision.action,
                          decision.disk_id, domain, decision.reason)

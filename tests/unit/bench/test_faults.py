@@ -127,12 +127,17 @@ class TestLogsAndTable(testtools.TestCase):
             head % 22 + 'cap 9c/vda on nbd+unix:///s.sock: held: calm',
             '2026-11-26 10:07:23.0 26561 DEBUG iothrottle.conductor.service'
             ' [-] cast 1 decision(s) to flt-a publish x.py:294',
+            head % 24 + 'domain nbd+unix:///s.sock: completed 94.8 IOPS, '
+            '6.07 MB/s: load 0.97 of its capacity; saturated; 1 of 4 '
+            'disk(s) capped',
             head % 24 + 'release 9c/vda on nbd+unix:///s.sock: no longer '
             'pushing against its cap',
             head % 26 + 'cap 9c/vda on nbd+unix:///s.sock: domain load '
             '0.90 >= border 0.90; deficit 0.260 -> 26.9 IOPS'])
         self.assertEqual(
             ['10:07:22.016 cap 9c/vda: held: calm',
+             '10:07:24.016 domain: completed 94.8 IOPS, 6.07 MB/s: load '
+             '0.97 of its capacity; saturated; 1 of 4 disk(s) capped',
              '10:07:24.016 release 9c/vda: no longer pushing against its '
              'cap',
              '10:07:26.016 cap 9c/vda: domain load 0.90 >= border 0.90; '

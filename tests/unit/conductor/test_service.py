@@ -504,6 +504,37 @@ class TestLockAndStop(testtools.TestCase):
         self.assertEqual((50.0, 0.5), (domain.load_iops,
                                        domain.load_fraction))
 
+    def test_a_domain_decided_on_is_logged_with_what_it_carried(self):
+        tmp = self.useFixture(fixtures.TempDir())
+        engine = db_api.create_engine('sqlite:///%s'
+                                      % tmp.join('iothrottle.sqlite'))
+        migration.upgrade(engine)
+        conductor = service.Conductor(test_core.make_core(), None,
+                                      service.Store(engine), 'x')
+        log = self.useFixture(fixtures.FakeLogger(
+            name='iothrottle.conductor.service', level=logging.INFO))
+        learned = model.DomainLoad(
+            iops=94.8, bytes_sec=6.07e6, load=0.97, saturated=True,
+            disks=4, caps=1, capacity=model.Capacity(97.7, 6.4e6))
+        release = model.Decision('u1', 'vda', model.RELEASE, 'test')
+        conductor.publish(core.Round(
+            now_s=0.0, hosts=(), by_host={}, by_domain={
+                'store': [release], 'idle': []}, peaks={}, errors=(),
+            loads={'store': learned, 'idle': learned}))
+        conductor.stop()
+        lines = log.output.splitlines()
+        self.assertEqual(
+            'domain store: completed 94.8 IOPS, 6.07 MB/s: load 0.97 of '
+            'the learned capacity 97.7 IOPS, 6.40 MB/s; saturated; 1 of 4 '
+            'disk(s) capped', lines[0])
+        self.assertTrue(lines[1].startswith('release u1/vda on store'))
+        # A domain with no decision has no line.
+        self.assertNotIn('domain idle', log.output)
+        told = model.DomainLoad(iops=10.0, bytes_sec=0.0, load=0.1,
+                                saturated=False, disks=1, caps=0)
+        self.assertIn('load 0.10 of its capacity; not saturated',
+                      service.describe_load(told))
+
     def test_stop_keeps_the_queued_writes(self):
         store = BlockedStore()
         conductor = service.Conductor(test_core.make_core(), None, store,
