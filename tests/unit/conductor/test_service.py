@@ -44,6 +44,15 @@ def serve(test, transport, host, remote, endpoint=remote_mod.Endpoint):
     test.addCleanup(stop.set)
 
 
+def sqlite_engine(test):
+    """A migrated SQLite database of ``test``'s own, removed after it."""
+    tmp = test.useFixture(fixtures.TempDir())
+    engine = db_api.create_engine('sqlite:///%s'
+                                  % tmp.join('iothrottle.sqlite'))
+    migration.upgrade(engine)
+    return engine
+
+
 class FakeCollector:
     """Two VMs, one disk each, on domain 'store'."""
 
@@ -143,10 +152,7 @@ class TestOverFakeTransport(testtools.TestCase):
         return remote, actuator
 
     def test_two_hosts_get_their_own_caps(self):
-        tmp = self.useFixture(fixtures.TempDir())
-        engine = db_api.create_engine('sqlite:///%s'
-                                      % tmp.join('iothrottle.sqlite'))
-        migration.upgrade(engine)
+        engine = sqlite_engine(self)
         conductor = self.start_conductor(service.Store(engine))
         r1, a1 = self.start_agent('h1', ['u1'])
         r2, a2 = self.start_agent('h2', ['u2'])
@@ -223,10 +229,7 @@ class TestOverFakeTransport(testtools.TestCase):
                  in self.log.output, 'the old agent refusing the floors')
 
     def test_a_cap_the_agent_lifted_ends_in_the_database_at_once(self):
-        tmp = self.useFixture(fixtures.TempDir())
-        engine = db_api.create_engine('sqlite:///%s'
-                                      % tmp.join('iothrottle.sqlite'))
-        migration.upgrade(engine)
+        engine = sqlite_engine(self)
         self.start_conductor(service.Store(engine), policy=CapOnce())
         remote, actuator = self.start_agent(self.host('h1'), ['u1'])
 
@@ -486,10 +489,7 @@ class TestLockAndStop(testtools.TestCase):
         self.assertEqual(['h2'], list(the_core.take()))
 
     def test_a_load_is_written_only_when_it_changed(self):
-        tmp = self.useFixture(fixtures.TempDir())
-        engine = db_api.create_engine('sqlite:///%s'
-                                      % tmp.join('iothrottle.sqlite'))
-        migration.upgrade(engine)
+        engine = sqlite_engine(self)
         conductor = service.Conductor(test_core.make_core(), None,
                                       service.Store(engine), 'x')
         for iops, fraction in ((10.0, 0.10), (50.0, 0.50), (50.5, 0.505)):
@@ -505,10 +505,7 @@ class TestLockAndStop(testtools.TestCase):
                                        domain.load_fraction))
 
     def test_a_domain_decided_on_is_logged_with_what_it_carried(self):
-        tmp = self.useFixture(fixtures.TempDir())
-        engine = db_api.create_engine('sqlite:///%s'
-                                      % tmp.join('iothrottle.sqlite'))
-        migration.upgrade(engine)
+        engine = sqlite_engine(self)
         conductor = service.Conductor(test_core.make_core(), None,
                                       service.Store(engine), 'x')
         log = self.useFixture(fixtures.FakeLogger(
