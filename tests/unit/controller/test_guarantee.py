@@ -1227,6 +1227,52 @@ class TestDemandBound(testtools.TestCase):
             served=(('p/vda', 10.0, 0.020),)))
         self.assertIn('f', by_name(out))
 
+    def test_on_a_store_that_queues_nobody_a_paced_guest_is_marked(self):
+        # Scenario plan 7 of seed 0 (the 2026-11-28 runs): g2 paced at
+        # 320 KB/s for a floor of 415, 0.67 in flight at 26-27 ms beside
+        # a lowest of 25.6 ms, never a latency change to respond to:
+        # "held: g2 within 20 % of guarantee" in every interval, two
+        # caps in force, 0.85-0.88 of none's requests (under none it
+        # kept its 320 KB/s at 35-41 ms).
+        paced = disk('g2', 25.8, 0.026, min_iops=33.5)
+        self.assertEqual((('g2/vda', 25.8),), guarantee.demand_marks(
+            (), (), [paced], unqueued=True, want_inflight=0.5))
+        self.assertEqual((), guarantee.demand_marks((), (), [paced]))
+        # At its depth (a request always in flight) a stream is held
+        # back by the latency however low it is; a floorless one has
+        # no floor to hold anything for: neither is marked.
+        loop = disk('l', 38.0, 0.026, min_iops=50)
+        floorless = disk('f', 25.8, 0.026)
+        self.assertEqual((), guarantee.demand_marks(
+            (), (), [loop, floorless], unqueued=True, want_inflight=0.5))
+        caps = [disk('g3', 10, 0.152, cap=model.Cap(10, 10 * KB64)),
+                disk('g5', 34, 0.086, min_iops=20,
+                     cap=model.Cap(34, 34 * KB64)),
+                disk('g1', 3, 0.020, min_iops=2.8)]
+        state = guarantee.DomainState(lowest_latency_s=0.0256)
+        out = decide(caps + [paced], state=state)
+        self.assertEqual((('g2/vda', 25.8),), out.state.demand_bound)
+        self.assertNotIn('g2 within', by_name(out)['g3'].reason)
+        # Over the congestion threshold (32.5 ms, no baseline) the store
+        # queues: g2 is not marked, and is defended.
+        queued = disk('g2', 25.8, 0.034, min_iops=33.5)
+        out = decide(caps + [queued], state=state)
+        self.assertEqual((), out.state.demand_bound)
+        self.assertIn('wanting more: g2 (77 % of guarantee',
+                      by_name(out)['g3'].reason)
+
+    def test_a_domain_queues_nobody_only_near_its_unqueued_latency(self):
+        near = guarantee.DomainState(lowest_latency_s=0.020)
+        self.assertTrue(guarantee._unqueued('', 0.024, near))
+        self.assertFalse(guarantee._unqueued('', 0.026, near))
+        self.assertFalse(guarantee._unqueued('latency 31 ms', 0.024, near))
+        # Nothing shown yet: nothing to compare with.
+        self.assertFalse(guarantee._unqueued(
+            '', 0.024, guarantee.DomainState()))
+        # A baseline under the lowest is the reference.
+        both = guarantee.DomainState(0.010, lowest_latency_s=0.020)
+        self.assertFalse(guarantee._unqueued('', 0.024, both))
+
     def test_the_mark_holds_while_the_rate_does_and_not_under_a_cap(self):
         marked = (('p/vda', 20.0),)
         self.assertEqual(marked, guarantee.demand_marks(
