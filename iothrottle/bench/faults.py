@@ -227,10 +227,9 @@ def count_decisions(conductor_log, agent_log):
 # the last a missed fault's report shows: two lines an interval while
 # the plan's burster is the one disk capped, so 40 lines cover the 20
 # intervals around a fault.
-_DECISION = re.compile(r'^\S+ (\S+) \d+ INFO \S+ \[[^]]*\] '
-                       r'(cap|release) (\S+) on \S+: (.*)$')
-_DOMAIN = re.compile(r'^\S+ (\S+) \d+ INFO \S+ \[[^]]*\] '
-                     r'domain \S+: (completed .*)$')
+_INFO = r'^\S+ (\S+) \d+ INFO \S+ \[[^]]*\] '
+_DECISION = re.compile(_INFO + r'(cap|release) (\S+) on \S+: (.*)$')
+_DOMAIN = re.compile(_INFO + r'domain \S+: (completed .*)$')
 TRAIL_LINES = 40
 
 

@@ -86,10 +86,10 @@ disk the policy computes, from the host's view of the last interval:
   again: an interval's cost.  Measured on six whole draws (seeds 0, 3,
   7, 11, 19 and 23, doc/scenarios.rst): it marked 12 guests of 7 plans,
   all in their second interval, and those plans kept every floor at
-  0.98-1.01 of ``none``'s requests;
-  over the 44 plans that fit, every floor kept on 43, reaction 43,
-  totals 35, the overbooked plans at 95 % of every share on 10 of 16,
-  no bar moved by more than two runs of one controller do.  Seed 0
+  0.98-1.01 of ``none``'s requests; over the 44 plans that fit, every
+  floor kept on 43, reaction 43, totals 35, the overbooked plans at
+  95 % of every share on 10 of 16: no bar moved by more than two runs
+  of one controller do.  Seed 0
   plan 7 run alone: where its latency fell 18 % into the second
   interval, as in the run that held its caps for good, this rule
   marked the guest there, and the plan moved 0.98 of ``none``'s
@@ -2171,8 +2171,8 @@ def _unqueued(congestion, latency_s, state):
     it."""
     known = [s for s in (state.baseline_latency_s, state.lowest_latency_s)
              if s > 0]
-    return (not congestion and bool(known)
-            and _room_confirmed(latency_s, min(known)))
+    return not congestion and _room_confirmed(latency_s,
+                                              min(known, default=0.0))
 
 
 def _flat_through_fall(prev, sample):
