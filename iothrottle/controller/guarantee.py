@@ -150,7 +150,20 @@ every load against it (``learn_scale``):
   so the capacity becomes the one at which that load is the border,
   ``told_load / border_fraction`` - up at once, down by at most half per
   interval (``SCALE_FALL_LIMIT``), so a burst of slow requests at the
-  end of one interval cannot throw the estimate away.  Before the
+  end of one interval cannot throw the estimate away.  Down only from
+  the second congested interval in a row (``_may_learn_down``): after
+  an unqueued interval the queue may have begun part of the way into
+  this one, which then completed what a partly idle store did.  The
+  fault matrix's guest-restart shows it (CI, 2026-11-28): the burster
+  came back near the end of an interval in which its paced neighbours
+  alone had loaded the store to ~0.6 (15.6 IOPS in it, 78 % of its
+  floor: ~0.4 s of its 72 IOPS).  The interval read congested over
+  3 x the 12.3 ms baseline with 61.5 IOPS completed, learned the
+  capacity down to 68.4 IOPS (the store does 88-95), judged the floors
+  in demand to overbook it (0.95 of it) and cut two paced neighbours
+  to 94 % of their floors; the next interval completed 99.5 IOPS.  A
+  store that did get slower is learned down one interval later, and
+  is held saturated by its latency meanwhile.  Before the
   domain has a baseline, a reading over the fixed 30 ms threshold
   lowers the capacity only if its latency also reached
   ``latency_factor`` x the lowest an earlier interval showed
@@ -1088,6 +1101,9 @@ class DomainState:
     latency that a domain without a baseline measures a congested
     reading against before it learns its capacity down from it or holds
     a release at the floors' surplus for it (``_latency_rose``).
+    ``unqueued``: the last interval read no congestion, so a congested
+    reading now may have begun idle and does not lower the learned
+    capacity (``_may_learn_down``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1098,6 +1114,7 @@ class DomainState:
     share_scale: float = 1.0
     shortfall: float = 0.0
     lowest_latency_s: float = 0.0
+    unqueued: bool = False
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -1420,7 +1437,8 @@ class GuaranteePolicy(policy.Policy):
                             bool(congestion)
                             and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
-                            t.border_fraction, queued)
+                            t.border_fraction,
+                            _may_learn_down(queued, state))
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks,
@@ -1495,7 +1513,8 @@ class GuaranteePolicy(policy.Policy):
                               told.max_iops * scale, _served(view.disks),
                               marks, share_scale, shortfall,
                               _next_baseline(state.lowest_latency_s,
-                                             latency_s, quiet=True)),
+                                             latency_s, quiet=True),
+                              unqueued=not congestion),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -1541,7 +1560,8 @@ class GuaranteePolicy(policy.Policy):
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion) and inflight >= BUSY_INFLIGHT,
                             t.border_fraction,
-                            self._latency_rose(latency_s, state))
+                            _may_learn_down(
+                                self._latency_rose(latency_s, state), state))
         capacity = learned_capacity(told, scale)
         # At scale 1.0 the learned capacity is the told one itself, and
         # the load against it the same sum, already done.
@@ -1562,7 +1582,8 @@ class GuaranteePolicy(policy.Policy):
                              want_inflight),
                 state.share_scale,
                 lowest_latency_s=_next_baseline(state.lowest_latency_s,
-                                                latency_s, quiet=True)),
+                                                latency_s, quiet=True),
+                unqueued=not congestion),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -1838,17 +1859,20 @@ class GuaranteePolicy(policy.Policy):
             cap=cap, lease_s=self.tunables.lease_s)
 
     def _renew(self, row, reason):
-        """Renew the cap in force, raised to the guarantee and the minimum
-        cap if a cap from elsewhere (another policy, an older run) sits
-        below them; an axis it leaves unlimited stays so (a cap that
-        limits neither axis never gets here: ``domain.decide`` hands it
-        to the policy as no cap at all)."""
+        """Renew the cap in force, raised to the minimum cap and to the
+        guarantee as a cut defends it (``_defended_guarantee``) if it
+        sits below them: a cap from elsewhere (another policy, an older
+        run), or one cut to a share while the domain was overbooked that
+        it no longer is.  An axis it leaves unlimited stays so (a cap
+        that limits neither axis never gets here: ``domain.decide``
+        hands it to the policy as no cap at all)."""
         return model.Decision(
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
             reason=reason + _share_note(row),
             cap=self.tunables.minimum_cap.raise_limits(
-                row.disk.cap, row.floor_guarantee),
+                row.disk.cap,
+                _defended_guarantee(row, self.tunables.defend_fraction)),
             lease_s=self.tunables.lease_s)
 
 
@@ -1860,6 +1884,21 @@ def _above_floor(row, margin_fraction):
     if row.floor_share < 1.0:
         return row.floor_load
     return row.floor_load * (1 + margin_fraction)
+
+
+def _defended_guarantee(row, defend_fraction):
+    """``row``'s guarantee as defended (``floor_guarantee``) with the
+    margin a cut leaves on top of it (``_above_floor``): a cap held at
+    the bare floor lets a paced guest through at 90-97 % of it (QEMU's
+    throttle and the guest's own pacing both lose time; the fault
+    matrix's guest-restart, CI 2026-11-28: 1152 KB/s under a cap at a
+    floor of 1280), which is under its floor for the satisfaction bar."""
+    g = row.floor_guarantee
+    if row.floor_share < 1.0:
+        return g
+    return dataclasses.replace(
+        g, min_iops=g.min_iops * (1 + defend_fraction),
+        min_bytes_sec=g.min_bytes_sec * (1 + defend_fraction))
 
 
 def _nothing_to_wait_for(rows, saturation, overbooking, felt):
@@ -2082,6 +2121,17 @@ def _describe_victims(victims):
            ', at its depth with %.0f %% of the latency its floor needs'
            % (v.latency_satisfaction * 100))
         for v in victims)
+
+
+def _may_learn_down(queued, state):
+    """Whether this interval's congested reading may lower the learned
+    capacity: it shows queueing (``queued``, ``_latency_rose``) and the
+    last interval read congested too.  After an unqueued interval, the
+    queue may have begun within this one - a burster that started, or
+    came back from a restart, part of the way in - and the interval
+    then completed what the store did while it was partly idle, not
+    what it can do; the next interval, queued from its start, tells."""
+    return queued and not state.unqueued
 
 
 def learn_scale(scale, told_load, congested, border_fraction,

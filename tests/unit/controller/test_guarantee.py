@@ -122,6 +122,26 @@ class TestTighten(testtools.TestCase):
         self.assertIn('defend_fraction (0.3) exceeds guard_fraction (0.2)',
                       str(exc))
 
+    def test_a_cap_kept_at_a_bare_floor_is_raised_to_its_defended_level(
+            self):
+        # The fault matrix's guest-restart (CI, 2026-11-28): vm2 (floor
+        # 20) was cut to its share while the domain read overbooked; it
+        # no longer is, and its cap, renewed at the bare floor, held it
+        # at 18 (90 %, "at its cap").  A cut stops at the floor plus
+        # defend_fraction; a cap renewed is raised to that.
+        floor_cap = model.Cap(iops=20, bytes_sec=20 * KB64)
+        out = by_name(decide([disk('vm1', 60, 0.1),
+                              disk('vm2', 18, 0.1, min_iops=20,
+                                   cap=floor_cap)]))
+        self.assertAlmostEqual(21.0, out['vm2'].cap.iops, delta=0.05)
+        # On an overbooked domain the floor is defended at its share,
+        # with no margin on top (the shares add up to the usable load).
+        shared = by_name(decide([disk('vm1', 60, 0.1, min_iops=60),
+                                 disk('vm2', 18, 0.1, min_iops=40,
+                                      cap=floor_cap)]))
+        self.assertIn('overbooked', shared['vm2'].reason)
+        self.assertLess(shared['vm2'].cap.iops, 40)
+
     def test_no_action_when_domain_has_room(self):
         out = decide([disk('vm1', 40, 0.012, min_iops=10),
                       disk('vm2', 5, 0.2, min_iops=10)],
@@ -1153,6 +1173,34 @@ class TestLearnedCapacity(testtools.TestCase):
         near = [disk('vm1', 60, 0.041), disk('vm2', 23, 0.041, min_iops=20)]
         self.assertAlmostEqual(83 / 0.9, decide(
             near, state=state).state.learned_iops, delta=0.01)
+
+    def test_a_queue_that_began_within_the_interval_teaches_nothing_down(
+            self):
+        # The fault matrix's guest-restart (CI, 2026-11-28): paced
+        # neighbours at 0.6 of the store read their baseline; the
+        # burster came back near the end of the next interval, which
+        # read 50 ms and completed 61.5 IOPS.  The capacity learned
+        # down from it overbooked the floors; the interval after it
+        # completed 99.5.
+        state = guarantee.DomainState(baseline_latency_s=0.0123,
+                                      learned_iops=98.0)
+        paced = [disk('vm2', 25, 0.015, min_iops=20),
+                 disk('vm3', 19, 0.015, min_iops=15),
+                 disk('vm4', 9.5, 0.015, min_iops=8)]
+        calm = decide(paced, state=state)
+        self.assertTrue(calm.state.unqueued)
+        onset = [disk('vm1', 15.5, 0.130, min_iops=20),
+                 disk('vm2', 22, 0.040, min_iops=20),
+                 disk('vm3', 16, 0.040, min_iops=15),
+                 disk('vm4', 8, 0.040, min_iops=8)]
+        out = decide(onset, state=calm.state)
+        self.assertTrue(out.saturated)
+        self.assertFalse(out.state.unqueued)
+        self.assertEqual(98.0, out.state.learned_iops)
+        # Queued through a second interval, the same reading teaches.
+        again = decide(onset, state=out.state)
+        self.assertAlmostEqual(61.5 / 0.9, again.state.learned_iops,
+                               delta=0.01)
 
     def test_the_lowest_latency_is_kept_from_busy_intervals_too(self):
         busy = [disk('vm1', 60, 0.05)]
