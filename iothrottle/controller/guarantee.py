@@ -352,7 +352,14 @@ Each interval, for one storage domain:
    If all excess together is less than the deficit, every donor is cut
    to its defended level (the reason says so).
 3. Otherwise, if any disk is at risk: **hold** - renew every cap as it
-   is, so a release does not push a guaranteed disk over the edge.
+   is, so a release does not push a guaranteed disk over the edge.  A
+   cap renewed (here, or kept while step 2 cuts others) is raised to
+   its disk's defended level if it sits under it (``_renew``): a cap
+   cut to a share while the domain read overbooked, which it no longer
+   does, held at the bare floor lets a paced guest through at ~90 %
+   of it (the fault matrix's guest-restart, CI 2026-11-28: 1152 KB/s
+   for a floor of 1280 under a cap of 20 IOPS, "at its cap", so not
+   defended).
 4. Otherwise, once nobody has been at risk for ``calm_intervals`` (3)
    intervals in a row, **release gradually**: a capped disk that no
    longer wants more is released outright (its demand fell under its
