@@ -87,3 +87,21 @@ def expire(vms, now_s):
     for vm in vms:
         if vm.cap is not None and vm.cap_expires_s <= now_s:
             vm.cap = None
+
+
+def blend(before, after, fraction):
+    """DiskInputs of an interval that ran like ``before`` and, for its
+    last ``fraction``, like ``after`` (same disks, the caps of
+    ``after``): what an agent reports when load starts part of the way
+    into an interval.  Rates add up by time; a latency is the mean over
+    the requests completed."""
+    out = []
+    for a, b in zip(before, after):
+        sa, sb = a.sample, b.sample
+        iops = (1 - fraction) * sa.iops + fraction * sb.iops
+        busy_s = ((1 - fraction) * sa.iops * sa.latency_s
+                  + fraction * sb.iops * sb.latency_s)
+        out.append(dataclasses.replace(b, sample=dataclasses.replace(
+            sb, write_iops=iops, write_bytes_sec=iops * REQUEST_BYTES,
+            latency_s=busy_s / iops if iops > 0 else 0.0)))
+    return out

@@ -1076,6 +1076,51 @@ class TestClosedLoop(testtools.TestCase):
             paper.PaperTunables(border_fraction=2.0)))  # never acts
         self.assertLess(vms_history[-1]['vm2'], 20 * 0.95)
 
+    def test_a_burster_back_late_in_an_interval_after_a_restart(self):
+        # The fault matrix's guest-restart (CI, 2026-11-28): the capped
+        # burster's domain is destroyed (its cap goes with it), boots
+        # for three intervals doing no I/O, and starts its ten writers
+        # a fifth of the way before the end of an interval.  That
+        # interval must not teach the store's capacity down nor defend
+        # the burster at its neighbours' cost; from the second interval
+        # after it every floor holds.
+        policy = guarantee.GuaranteePolicy()
+        vms = [fluid.FluidVM('vm1', streams=10,
+                             guarantee=model.Guarantee(min_iops=20)),
+               fluid.FluidVM('vm2', 1, stream_iops=25,
+                             guarantee=model.Guarantee(min_iops=20)),
+               fluid.FluidVM('vm3', 1, stream_iops=19,
+                             guarantee=model.Guarantee(min_iops=15)),
+               fluid.FluidVM('vm4', 1, stream_iops=9.5,
+                             guarantee=model.Guarantee(min_iops=8))]
+        burster = vms[0]
+        state = policy.initial_state()
+        history = []
+        for i in range(30):
+            now_s = i * 5.0
+            fluid.expire(vms, now_s)
+            if i == 10:
+                burster.cap, burster.streams = None, 0
+            if i == 13:
+                idle = fluid.samples(vms, capacity_iops=100.0)
+                burster.streams = 10
+                inputs = fluid.blend(
+                    idle, fluid.samples(vms, capacity_iops=100.0), 0.2)
+            else:
+                inputs = fluid.samples(vms, capacity_iops=100.0)
+            out = policy.decide(model.DomainView(
+                'store', STORE, tuple(inputs), now_s), state)
+            state = out.state
+            fluid.apply(vms, out.decisions, now_s)
+            rates = {d.sample.instance_uuid: d.sample.iops for d in inputs}
+            history.append((rates, state.learned_iops))
+        self.assertLess(history[13][0]['vm1'], 20)   # under its floor
+        for row, learned_iops in history[5:]:
+            self.assertGreaterEqual(learned_iops, 95.0, row)
+        for row, _ in history[15:]:
+            for name, floor in (('vm2', 20), ('vm3', 15), ('vm4', 8)):
+                self.assertGreaterEqual(row[name], floor * 0.95, row)
+
     def test_paper_policy_breaks_floors_that_guarantee_keeps(self):
         # Each time a 60 s cap lapses the burster floods the store again
         # (the neighbours fall below their floors), and a burster that
