@@ -240,16 +240,6 @@ Each interval, for one storage domain:
    a guest held at the minimum cap inside its guard band (10 IOPS for a
    floor of 8, 9.5 done) blocked every release for good (the failover
    test: four guests held at their floors, the store two-thirds busy).
-   Nor is a disk that served nothing the interval before
-   (``_started``) a victim yet: its I/O began part of the way into this
-   interval, and its rate over the whole of it understates what it
-   asks; the next interval tells (it is still at risk, so no cap is
-   released meanwhile).  In the fault matrix's guest-restart (CI,
-   2026-11-28) the burster came back near the end of an interval, read
-   78 % of its floor with 2 requests in flight, and its two paced
-   neighbours were cut to their floors to defend it; the next interval
-   it did 72 IOPS uncapped, and the neighbours' own cuts then held
-   them at 90 % of their floors.
    A disk marked at its demand (below) does not want more - unless it
    runs at its *depth*: with ``q`` requests in flight within
    ``EXPOSED_INFLIGHT`` (0.9) of a whole number, it is taken to send no
@@ -1482,11 +1472,9 @@ class GuaranteePolicy(policy.Policy):
         # A stream at its depth is defended at its guard band: its rate
         # falls with the latency, and near the knee the latency can
         # rise by more than the defend band in one interval.
-        started = _started(state.served, view.disks)
         victims = [r for r in contenders
-                   if r.disk.disk_id not in started
-                   and (r.satisfaction < 1 + t.defend_fraction
-                        or r.latency_satisfaction < 1 + t.guard_fraction)]
+                   if r.satisfaction < 1 + t.defend_fraction
+                   or r.latency_satisfaction < 1 + t.guard_fraction]
         at_risk = [r for r in contenders
                    if min(r.satisfaction, r.latency_satisfaction)
                    < 1 + t.guard_fraction]
@@ -2267,16 +2255,6 @@ def _held_through_rise(prev, sample):
     if sample.latency_s < prev[1] / (1 - RESPONSE_LATENCY_DROP):
         return False
     return DEMAND_KEPT * prev[0] <= sample.iops <= prev[0] / DEMAND_KEPT
-
-
-def _started(served, disks):
-    """Disk ids of the uncapped ``disks`` doing I/O now that served
-    nothing last interval (``served``, as ``_served`` keeps it): their
-    I/O began within this interval, so their rate over the whole of it
-    understates what they ask."""
-    idle = {disk_id for disk_id, iops, _ in served if iops <= 0}
-    return frozenset(d.disk_id for d in disks
-                     if d.disk_id in idle and d.sample.iops > 0)
 
 
 def _served(disks):
