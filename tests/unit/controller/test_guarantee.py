@@ -968,12 +968,10 @@ class TestProperties(testtools.TestCase):
                 self.assertGreaterEqual(d.cap.iops, old.iops - 1e-9)
 
 
-class TestClosedLoop(testtools.TestCase):
-    """The policy against the fluid store model (tests/.../fluid.py)."""
-
-    def run_loop(self, policy, intervals=40, told=STORE, vms=None):
-        vms = vms or [
-            fluid.FluidVM('vm1', streams=10,
+def seed000_vms():
+    """Seed 000's plan on the fluid store: a burster of ten streams and
+    three paced neighbours, each with a floor."""
+    return [fluid.FluidVM('vm1', streams=10,
                           guarantee=model.Guarantee(min_iops=20)),
             fluid.FluidVM('vm2', 1, stream_iops=25,
                           guarantee=model.Guarantee(min_iops=20)),
@@ -981,6 +979,13 @@ class TestClosedLoop(testtools.TestCase):
                           guarantee=model.Guarantee(min_iops=15)),
             fluid.FluidVM('vm4', 1, stream_iops=9.5,
                           guarantee=model.Guarantee(min_iops=8))]
+
+
+class TestClosedLoop(testtools.TestCase):
+    """The policy against the fluid store model (tests/.../fluid.py)."""
+
+    def run_loop(self, policy, intervals=40, told=STORE, vms=None):
+        vms = vms or seed000_vms()
         state = policy.initial_state()
         history = []
         for i in range(intervals):
@@ -1064,14 +1069,7 @@ class TestClosedLoop(testtools.TestCase):
         # the burster at its neighbours' cost; from the second interval
         # after it every floor holds.
         policy = guarantee.GuaranteePolicy()
-        vms = [fluid.FluidVM('vm1', streams=10,
-                             guarantee=model.Guarantee(min_iops=20)),
-               fluid.FluidVM('vm2', 1, stream_iops=25,
-                             guarantee=model.Guarantee(min_iops=20)),
-               fluid.FluidVM('vm3', 1, stream_iops=19,
-                             guarantee=model.Guarantee(min_iops=15)),
-               fluid.FluidVM('vm4', 1, stream_iops=9.5,
-                             guarantee=model.Guarantee(min_iops=8))]
+        vms = seed000_vms()
         burster = vms[0]
         state = policy.initial_state()
         history = []
