@@ -1885,12 +1885,16 @@ class GuaranteePolicy(policy.Policy):
 
 def _above_floor(row, margin_fraction):
     """``row``'s floor load plus ``margin_fraction`` of it, or its bare
-    share when the floor is defended at a share: on an overbooked
-    domain the shares add up to the usable load, and a margin on each
-    would overbook it again."""
-    if row.floor_share < 1.0:
-        return row.floor_load
-    return row.floor_load * (1 + margin_fraction)
+    share when the floor is defended at a share (``_margin``)."""
+    return row.floor_load * _margin(row, margin_fraction)
+
+
+def _margin(row, margin_fraction):
+    """The factor a defence puts on ``row``'s floor: ``1 +
+    margin_fraction``, or 1 when the floor is defended at a share: on
+    an overbooked domain the shares add up to the usable load, and a
+    margin on each would overbook it again."""
+    return 1.0 if row.floor_share < 1.0 else 1 + margin_fraction
 
 
 def _defended_guarantee(row, defend_fraction):
@@ -1901,11 +1905,9 @@ def _defended_guarantee(row, defend_fraction):
     matrix's guest-restart, CI 2026-11-28: 1152 KB/s under a cap at a
     floor of 1280), which is under its floor for the satisfaction bar."""
     g = row.floor_guarantee
-    if row.floor_share < 1.0:
-        return g
-    return dataclasses.replace(
-        g, min_iops=g.min_iops * (1 + defend_fraction),
-        min_bytes_sec=g.min_bytes_sec * (1 + defend_fraction))
+    margin = _margin(row, defend_fraction)
+    return dataclasses.replace(g, min_iops=g.min_iops * margin,
+                               min_bytes_sec=g.min_bytes_sec * margin)
 
 
 def _nothing_to_wait_for(rows, saturation, overbooking, felt):

@@ -138,9 +138,9 @@ def kvm_usable(timeout=10.0, qemu='qemu-system-x86_64',
     under ``-accel tcg`` and under ``-accel kvm``; KVM is usable when it
     boots it, through isa-debug-exit, within :data:`KVM_SLOWDOWN_LIMIT`
     times TCG's time and :data:`KVM_USABLE_MAX_S` seconds.  Each boot
-    is given ``timeout`` seconds.  The
-    first verdict on a host is kept in ``verdict_path`` for every later
-    process (until a reboot) and cached for this one.
+    is given ``timeout`` seconds.  The first verdict on a host is kept
+    in ``verdict_path`` for every later process (until a reboot) and
+    cached for this one.
     """
     global _kvm_verdict
     if _kvm_verdict is not None:

@@ -1222,7 +1222,7 @@ class TestLearnedCapacity(testtools.TestCase):
         # The fault matrix's guest-restart (CI, 2026-11-28): paced
         # neighbours at 0.6 of the store read their baseline; the
         # burster came back near the end of the next interval, which
-        # read 50 ms and completed 61.5 IOPS.  The capacity learned
+        # read 62.7 ms and completed 61.5 IOPS.  The capacity learned
         # down from it overbooked the floors; the interval after it
         # completed 99.5.
         state = guarantee.DomainState(baseline_latency_s=0.0123,
