@@ -216,16 +216,18 @@ def _marks_text(states, names):
 
 def _domain_text(states):
     """What the policy learned of each domain after an interval
-    (``guarantee``'s ``DomainState``: the learned capacity, the
-    baseline and lowest latencies, the share scale), or ''."""
+    (``guarantee``'s ``DomainState``: the learned capacity, the load
+    it proved, the baseline and lowest latencies, the share scale), or
+    ''."""
     out = []
     for state in states.values():
         learned_iops = getattr(state, 'learned_iops', None)
         if learned_iops is None:
             continue
-        out.append('capacity %.1f IOPS, baseline %.1f ms, lowest %.1f ms, '
-                   'share scale %.3f' % (
-                       learned_iops, state.baseline_latency_s * 1e3,
+        out.append('capacity %.1f IOPS (proven %.1f), baseline %.1f ms, '
+                   'lowest %.1f ms, share scale %.3f' % (
+                       learned_iops, state.proven_iops,
+                       state.baseline_latency_s * 1e3,
                        state.lowest_latency_s * 1e3, state.share_scale))
     return '; '.join(out)
 

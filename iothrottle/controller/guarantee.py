@@ -177,7 +177,8 @@ every load against it (``learn_scale``):
   threshold cannot tell a store queueing from one whose unqueued
   latency is near the threshold, and a capacity learned down is not
   undone until completions exceed it, which caps held at the new border
-  do not allow.  On the scenario bench's store a 4 KB request takes
+  do not allow, or a restore (below) brings it back, which takes
+  intervals of lost work.  On the scenario bench's store a 4 KB request takes
   11-20 ms unqueued and a 128 KB one 32-34 ms; guests at 79-89 % of the
   store read 30-41 ms with 1.0-1.4 requests in flight, and each such
   reading set the border at what they completed (scenario plan 1 of
@@ -191,6 +192,33 @@ every load against it (``learn_scale``):
   without congestion proves nothing: arrivals paced by caps queue
   little even on a full store (measured on the two-host testbed: a
   paced guest saw 10 ms, its unqueued latency, on a store at 95 %).
+* restored: an interval that reads unqueued (``_unqueued``: not
+  congested, within 25 % of the lowest latency) while a cap holds a
+  disk at it raises the capacity towards the one at which the most the
+  domain has completed in one interval is the border (``proven_iops``
+  / ``border_fraction``, ``restore_scale``), by at most
+  ``RESTORE_STEP`` (x1.25) an interval.  Why: a store that slows down
+  for a few intervals (a neighbour host's backup, an SSD's garbage
+  collection, the testbed's host) teaches the capacity down by its
+  congestion, and once it is back, caps at the border of the lowered
+  capacity hold the load under it - nothing congested to learn from,
+  nothing completed over it - for good.  Scenario plan 5 of seed 11
+  (2026-11-28, ``-onset``): the store slowed for two intervals, in
+  ``none``'s run too, the capacity fell from 106 to 60 IOPS, and for
+  the rest of the plan the burster sat at its cap of 11-12 IOPS while
+  the others read 13-19 ms against a 13.6 ms baseline: 0.80 of
+  ``none``'s requests.  Neither signal alone would do: unqueued is what
+  arrivals paced by caps read near the border too, and the proven load
+  alone may be a store's old rate.  The proven load decays by
+  ``PROVEN_DECAY`` (1 %) an interval, so a store that got slower for
+  good is restored into congestion, which learns it down again, until
+  the proven load is what it does (~70 intervals to halve).  On the
+  fluid store (``test_a_store_back_from_a_slowdown_is_learned_back``:
+  seed 000's plan, the store at half rate for three intervals) the
+  capacity falls from 111 to 56 IOPS; without a restore it stays at
+  69 with the burster at 19.6 IOPS, under its floor of 20, and the
+  store 69 % busy; restored in three intervals to 106 (the proven load
+  decayed to 95), the store is 95 % busy again.
 
 Worked numbers: the scenario bench's store does ~95 IOPS at 10 ms a
 request; told nothing, the policy assumes one 7200 rpm disk, ~183 IOPS at
@@ -1057,6 +1085,19 @@ BUSY_INFLIGHT = 1.0
 # not worth more than a halving; two intervals reach a quarter.
 SCALE_FALL_LIMIT = 0.5
 
+# A learned capacity under what the domain has proven is restored by at
+# most a quarter per interval: two intervals from a halving back to 0.8
+# of it, each release on the way measured by the latency before the
+# next step, so a store that did get slower shows congestion within a
+# release or two of overshooting, not after one jump to the old rate.
+RESTORE_STEP = 1.25
+
+# Per-interval decay of the proven load (the most a domain completed in
+# one interval): a store that got slower for good stops being restored
+# to its old rate within ~70 intervals (0.99^70 = 0.5), as the baseline
+# latency creeps up (BASELINE_DRIFT).
+PROVEN_DECAY = 0.99
+
 # Bounds of the learned capacity, as a multiple of the told one: an
 # operator's capacity wrong by more than 10x is a configuration to fix,
 # and the bound keeps a pathological sample from learning 0 or infinity.
@@ -1110,7 +1151,11 @@ class DomainState:
     a release at the floors' surplus for it (``_latency_rose``).
     ``unqueued``: the last interval read no congestion, so a congested
     reading now may have begun idle and does not lower the learned
-    capacity (``_may_learn_down``).
+    capacity (``_may_learn_down``).  ``proven_iops``: the most the
+    domain completed in one interval, as ``learned_iops`` counts it
+    (the load against the told capacity times its IOPS), decaying by
+    ``PROVEN_DECAY`` an interval: what a learned capacity under it is
+    restored towards (``restore_scale``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1122,6 +1167,7 @@ class DomainState:
     shortfall: float = 0.0
     lowest_latency_s: float = 0.0
     unqueued: bool = False
+    proven_iops: float = 0.0
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -1129,6 +1175,12 @@ class DomainState:
         if self.learned_iops <= 0:
             return 1.0
         return self.learned_iops / told.max_iops
+
+    def proven(self, told, told_load):
+        """``proven_iops`` after an interval that completed
+        ``told_load`` against ``told``."""
+        return max(told_load * told.max_iops,
+                   self.proven_iops * PROVEN_DECAY)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1440,17 +1492,19 @@ class GuaranteePolicy(policy.Policy):
         congestion = self._congestion(latency_s, state.baseline_latency_s)
         told = view.capacity
         queued = self._latency_rose(latency_s, state)
+        unqueued = _unqueued(congestion, latency_s, state)
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion)
                             and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
                             t.border_fraction,
-                            _may_learn_down(queued, state))
+                            _may_learn_down(queued, state),
+                            restore_scale(state, told, t.border_fraction,
+                                          unqueued, view.disks))
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks,
-                             _unqueued(congestion, latency_s, state),
-                             t.want_inflight)
+                             unqueued, t.want_inflight)
         marked = dict(marks)
         rows = [assess(d, view.capacity, t.want_inflight,
                        marked.get(d.disk_id),
@@ -1521,7 +1575,8 @@ class GuaranteePolicy(policy.Policy):
                               marks, share_scale, shortfall,
                               _next_baseline(state.lowest_latency_s,
                                              latency_s, quiet=True),
-                              unqueued=not congestion),
+                              unqueued=not congestion,
+                              proven_iops=state.proven(told, told_load)),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -1590,7 +1645,8 @@ class GuaranteePolicy(policy.Policy):
                 state.share_scale,
                 lowest_latency_s=_next_baseline(state.lowest_latency_s,
                                                 latency_s, quiet=True),
-                unqueued=not congestion),
+                unqueued=not congestion,
+                proven_iops=state.proven(told, told_load)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -2143,8 +2199,23 @@ def _may_learn_down(queued, state):
     return queued and not state.unqueued
 
 
+def restore_scale(state, told, border_fraction, unqueued, disks):
+    """The scale a learned capacity is restored towards this interval,
+    0 for none: the one at which the load the domain has proven
+    (``DomainState.proven_iops``) is the border, when the interval read
+    ``unqueued`` while a cap held a disk back (a disk at its cap,
+    ``_at_cap``).  Such a reading says the store had room the caps
+    kept from the disk; the proven load says how much room a store can
+    have.  Neither alone does: unqueued is what arrivals smoothed by
+    caps read even on a full store, and a domain with nothing capped
+    has no use for more capacity."""
+    if not unqueued or not any(_at_cap(d.sample, d.cap) for d in disks):
+        return 0.0
+    return state.proven_iops / (told.max_iops * border_fraction)
+
+
 def learn_scale(scale, told_load, congested, border_fraction,
-                may_fall=True):
+                may_fall=True, restore_to=0.0):
     """The domain's learned capacity, as a multiple of the told one,
     after an interval that completed ``told_load`` (in told capacity)
     and was ``congested`` (by latency, while busy) or not.
@@ -2156,13 +2227,16 @@ def learn_scale(scale, told_load, congested, border_fraction,
     completed more than the learned capacity: the capacity is at least
     that.  Otherwise the estimate stands: a load near the border without
     congestion does not prove room, since arrivals smoothed by caps
-    queue little even on a full store.  Within ``SCALE_BOUNDS``.
+    queue little even on a full store, unless the capacity fell under
+    ``restore_to`` (``restore_scale``): then it grows towards it by at
+    most ``RESTORE_STEP``.  Within ``SCALE_BOUNDS``.
     """
     if congested and told_load > 0:
         learned = max(told_load / border_fraction, scale * SCALE_FALL_LIMIT)
         scale = learned if may_fall else max(scale, learned)
-    elif told_load > scale:
-        scale = told_load
+    else:
+        scale = max(scale, told_load,
+                    min(restore_to, scale * RESTORE_STEP))
     low, high = SCALE_BOUNDS
     return min(high, max(low, scale))
 

@@ -367,10 +367,11 @@ class TestRunnerPieces(testtools.TestCase):
         from iothrottle.controller import guarantee
         states = {'store': guarantee.DomainState(
             baseline_latency_s=0.0125, learned_iops=88.44,
-            share_scale=0.97, lowest_latency_s=0.011)}
+            share_scale=0.97, lowest_latency_s=0.011, proven_iops=79.61)}
         self.assertEqual(
-            'capacity 88.4 IOPS, baseline 12.5 ms, lowest 11.0 ms, '
-            'share scale 0.970', scenario_runner._domain_text(states))
+            'capacity 88.4 IOPS (proven 79.6), baseline 12.5 ms, '
+            'lowest 11.0 ms, share scale 0.970',
+            scenario_runner._domain_text(states))
         # A policy that keeps no such state (paper's, none's): nothing.
         self.assertEqual('', scenario_runner._domain_text({'store': None}))
 

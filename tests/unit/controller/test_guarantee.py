@@ -1098,6 +1098,36 @@ class TestClosedLoop(testtools.TestCase):
             for name, floor in (('vm2', 20), ('vm3', 15), ('vm4', 8)):
                 self.assertGreaterEqual(row[name], floor * 0.95, row)
 
+    def test_a_store_back_from_a_slowdown_is_learned_back(self):
+        # The store runs at half its rate for three intervals and
+        # teaches the capacity down.  Back at its full rate, caps that
+        # hold the load at the border of the halved capacity leave it
+        # unqueued: nothing congested to learn from, and nothing
+        # completed over the capacity.  Restored towards what the
+        # domain proved before, the capacity comes back, and the
+        # burster with it; the floors hold throughout once settled.
+        policy = guarantee.GuaranteePolicy()
+        vms = seed000_vms()
+        state = policy.initial_state()
+        history = []
+        for i in range(40):
+            now_s = i * 5.0
+            fluid.expire(vms, now_s)
+            store_iops = 50.0 if 10 <= i < 13 else 100.0
+            inputs = fluid.samples(vms, capacity_iops=store_iops)
+            out = policy.decide(model.DomainView(
+                'store', STORE, tuple(inputs), now_s), state)
+            state = out.state
+            fluid.apply(vms, out.decisions, now_s)
+            rates = {d.sample.instance_uuid: d.sample.iops for d in inputs}
+            history.append((rates, state.learned_iops))
+        self.assertLess(min(learned for _, learned in history[10:15]), 70)
+        for row, learned_iops in history[25:]:
+            self.assertGreaterEqual(learned_iops, 95.0, row)
+            self.assertGreaterEqual(sum(row.values()), 90.0, row)
+            for name, floor in (('vm2', 20), ('vm3', 15), ('vm4', 8)):
+                self.assertGreaterEqual(row[name], floor * 0.95, row)
+
     def test_paper_policy_breaks_floors_that_guarantee_keeps(self):
         # Each time a 60 s cap lapses the burster floods the store again
         # (the neighbours fall below their floors), and a burster that
@@ -1134,6 +1164,42 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertEqual(1.8, guarantee.learn_scale(1.0, 1.8, False, 0.9))
         # At the border without congestion: no proof of room, it stands.
         self.assertEqual(1.0, guarantee.learn_scale(1.0, 0.95, False, 0.9))
+
+    def test_a_capacity_under_what_was_proven_is_restored_in_steps(self):
+        step = guarantee.RESTORE_STEP
+        self.assertEqual(0.5 * step, guarantee.learn_scale(
+            0.5, 0.45, False, 0.9, restore_to=1.0))
+        self.assertEqual(1.0, guarantee.learn_scale(
+            0.9, 0.45, False, 0.9, restore_to=1.0))
+        # Completions beyond the step still raise it at once.
+        self.assertEqual(0.8, guarantee.learn_scale(
+            0.5, 0.8, False, 0.9, restore_to=1.0))
+        # A congested reading is a measure, not a reason to restore.
+        self.assertEqual(0.5, guarantee.learn_scale(
+            0.5, 0.45, True, 0.9, restore_to=1.0))
+
+    def test_restored_towards_the_proven_load_only_unqueued_and_capped(
+            self):
+        state = guarantee.DomainState(learned_iops=50.0, proven_iops=90.0)
+        held = [disk('vm1', 20, 0.5, cap=model.Cap(20.0, 0.0)),
+                disk('vm2', 20, 0.012)]
+        self.assertAlmostEqual(1.0, guarantee.restore_scale(
+            state, STORE, 0.9, True, held))
+        self.assertEqual(0.0, guarantee.restore_scale(
+            state, STORE, 0.9, False, held))
+        # Under its cap, or no cap at all: nothing held back.
+        under = [disk('vm1', 10, 0.02, cap=model.Cap(20.0, 0.0)),
+                 disk('vm2', 20, 0.012)]
+        self.assertEqual(0.0, guarantee.restore_scale(
+            state, STORE, 0.9, True, under))
+        self.assertEqual(0.0, guarantee.restore_scale(
+            state, STORE, 0.9, True, [disk('vm2', 20, 0.012)]))
+
+    def test_the_proven_load_decays_and_rises_with_completions(self):
+        state = guarantee.DomainState(proven_iops=90.0)
+        self.assertAlmostEqual(90.0 * guarantee.PROVEN_DECAY,
+                               state.proven(STORE, 0.3))
+        self.assertAlmostEqual(95.0, state.proven(STORE, 0.95))
 
     def test_learned_capacity_stays_within_bounds(self):
         low, high = guarantee.SCALE_BOUNDS
