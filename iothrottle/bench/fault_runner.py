@@ -8,12 +8,13 @@ guarantees from a tiers file, the store's measured capacity declared)
 and one ``iothrottle-compute`` in conductor mode with the balloon loop
 on (policy ``none``: it reads every guest's agent each interval and
 moves no memory), all over the real RabbitMQ.  The loads start, the
-bench waits until VM1 is capped and every floor is met, injects the
-fault, clears it, and observes :data:`~faults.OBSERVE_INTERVALS` more
-intervals.  Two threads observe throughout: the throughput on the
-interval grid (a read-only collector on its own libvirt connection, as
-the seed-000 bench measures) and the live caps every
-:data:`~faults.CAP_POLL_S`.
+bench waits until VM1 is capped and every floor is met and two
+intervals more (what the settled plan moves, the reference of
+``throughput_recovered``), injects the fault, clears it, and
+observes :data:`~faults.OBSERVE_INTERVALS` more intervals.  Two
+threads observe throughout: the throughput on the interval grid (a
+read-only collector on its own libvirt connection, as the seed-000
+bench measures) and the live caps every :data:`~faults.CAP_POLL_S`.
 """
 
 import dataclasses
@@ -211,6 +212,8 @@ class Trial:
             if not settled:
                 out.write('   control plane did not settle in %d intervals;'
                           ' injecting anyway\n' % WARM_INTERVALS)
+            # What the settled plan moves, the throughput's reference.
+            self.wait_intervals(faults.BEFORE_INTERVALS - 1)
             fault_s = self.now_s()
             clear_s = self.inject(fault_s)
             self.wait_intervals(faults.OBSERVE_INTERVALS + 1)
@@ -322,6 +325,12 @@ class Trial:
             self.guest_sh(neighbour, GARBAGE_MEMINFO)
             pause.wait(hold_s)
             self.guest_sh(neighbour, 'umount /proc/meminfo')
+        elif name == 'store-slowdown':
+            self.tb.store.slow_down(faults.SLOWDOWN_FACTOR)
+            try:
+                pause.wait(hold_s)
+            finally:
+                self.tb.store.slow_down(1.0)
         else:
             raise ValueError('unknown fault %r' % name)
         return self.now_s()

@@ -16,6 +16,7 @@ filter is said in the plugin's docstring.
 """
 
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -116,11 +117,30 @@ class NbdStore(object):
         self.socket = os.path.join(workdir, 'nbd.sock')
         self.pidfile = os.path.join(workdir, 'nbdkit.pid')
         self.logfile = os.path.join(workdir, 'nbdkit.log')
+        self.slowdown_file = os.path.join(workdir, 'slowdown')
         self.pid = None
         self._proc = None
 
     #: Whether guests may write (the seek disk is read-only).
     readonly = False
+
+    def slow_down(self, factor):
+        """Make every request take ``factor`` x ``delay_ms`` from now on
+        (1: the store's own speed again), as a store whose neighbours,
+        garbage collection or host steal its time: the plugin reads the
+        factor from :attr:`slowdown_file` when it changes."""
+        if not (isinstance(factor, (int, float)) and math.isfinite(factor)
+                and factor >= 1):
+            raise ValueError('slowdown factor must be a finite number >= '
+                             '1, got %r' % (factor,))
+        if factor == 1:
+            if os.path.exists(self.slowdown_file):
+                os.unlink(self.slowdown_file)
+            return
+        tmp = self.slowdown_file + '.tmp'
+        with open(tmp, 'w') as f:
+            f.write('%r\n' % float(factor))
+        os.replace(tmp, self.slowdown_file)
 
     def nbd_uri(self, export):
         """The NBD URI of ``export`` (for nbdfuse)."""
@@ -163,7 +183,8 @@ class NbdStore(object):
             # nbdkit -f dies with its parent anyway (it sets PDEATHSIG).
             cmd += ['-f', '--exit-with-parent']
         cmd += ['python', PLUGIN, 'dir=%s' % self.image_dir,
-                'delay_ms=%g' % self.delay_ms]
+                'delay_ms=%g' % self.delay_ms,
+                'slowdown_file=%s' % self.slowdown_file]
         return cmd
 
     def start(self, timeout=30.0):
@@ -273,6 +294,10 @@ class SeekDiskStore(NbdStore):
     def create_disk(self, name, size_mb):
         raise StoreError('the seek disk has one export: its guests need '
                          'the block layer')
+
+    def slow_down(self, factor):
+        raise StoreError('the seek disk models its own service times; it '
+                         'has no slowdown')
 
     def create_domain_image(self, size_bytes, name='domain'):
         if size_bytes > self.size_bytes:

@@ -27,16 +27,26 @@ run 100 %: an experiment that only sometimes has contention.  Tickets
 make the order, and so the experiment, repeatable.
 
 Parameters: ``dir`` (required), ``delay_ms`` (default 4; fractions
-allowed).
+allowed), ``slowdown_file`` (optional): a file holding a factor >= 1
+by which every request's ``delay_ms`` is multiplied while it exists
+(the fault bench's store slowdown; re-read when its mtime changes, a
+factor that is not a finite number >= 1 is ignored and logged).
 """
 
+import builtins
+import math
 import os
+import sys
 import threading
 import time
 
 API_VERSION = 2
 
-PARAMS = {'dir': None, 'delay_ms': 4.0}
+PARAMS = {'dir': None, 'delay_ms': 4.0, 'slowdown_file': None}
+
+# The slowdown factor in force and the mtime of the file it was read
+# from (None: no file); touched only by the request being served.
+_slowdown = {'mtime_ns': None, 'factor': 1.0}
 
 # Ticket dispenser of the FIFO queue: the next ticket to hand out and
 # the ticket being served; guarded by _cv.
@@ -52,9 +62,11 @@ def config(key, value):
         if delay_ms < 0:
             raise RuntimeError('delay_ms must be >= 0, got %r' % value)
         PARAMS['delay_ms'] = delay_ms
+    elif key == 'slowdown_file':
+        PARAMS['slowdown_file'] = os.path.realpath(value)
     else:
-        raise RuntimeError('unknown parameter %r (known: dir, delay_ms)'
-                           % key)
+        raise RuntimeError('unknown parameter %r (known: dir, delay_ms, '
+                           'slowdown_file)' % key)
 
 
 def config_complete():
@@ -105,16 +117,49 @@ def flush(h, flags):
     pass
 
 
+def parse_factor(text):
+    """The slowdown factor in ``text``, or None if it is not a finite
+    number >= 1."""
+    try:
+        factor = float(text)
+    except ValueError:
+        return None
+    return factor if math.isfinite(factor) and factor >= 1 else None
+
+
+def _factor():
+    """The slowdown factor now: the number in ``slowdown_file``, read
+    again whenever its mtime changes, 1 without the file."""
+    path = PARAMS['slowdown_file']
+    if path is None:
+        return 1.0
+    try:
+        mtime_ns = os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        _slowdown.update(mtime_ns=None, factor=1.0)
+        return 1.0
+    if mtime_ns != _slowdown['mtime_ns']:
+        # builtins: this module's open() is nbdkit's callback.
+        with builtins.open(path) as f:
+            text = f.read().strip()
+        factor = parse_factor(text)
+        if factor is None:
+            sys.stderr.write('store: slowdown factor %r in %s is not a '
+                             'finite number >= 1; ignored\n' % (text, path))
+        _slowdown.update(mtime_ns=mtime_ns, factor=factor or 1.0)
+    return _slowdown['factor']
+
+
 def _serve(io):
-    """Run ``io`` in FIFO order after ``delay_ms``, one request at a
-    time over all connections."""
+    """Run ``io`` in FIFO order after ``delay_ms`` (times the slowdown
+    factor), one request at a time over all connections."""
     with _cv:
         ticket = _queue['next']
         _queue['next'] += 1
         while _queue['serving'] != ticket:
             _cv.wait()
     try:
-        time.sleep(PARAMS['delay_ms'] / 1e3)
+        time.sleep(PARAMS['delay_ms'] * _factor() / 1e3)
         return io()
     finally:
         with _cv:

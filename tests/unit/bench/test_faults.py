@@ -72,16 +72,41 @@ class TestMeasure(testtools.TestCase):
 
     def test_a_fault_that_leaves_control_working_has_no_stale_cap(self):
         row = faults.measure(faults.BY_NAME['mariadb-stop'], PLAN,
-                             [interval(26, MET)], self.polls, 10.0, 20.0)
+                             [interval(8, MET), interval(26, MET),
+                              interval(28, MET)], self.polls, 10.0, 20.0)
         self.assertIsNone(row['stale_cap_s'])
         self.assertEqual([], faults.expectations(row, PLAN))
+
+    def test_throughput_after_the_defence_against_before_the_fault(self):
+        # Settled at 6400 KB/s before; after the clear (24 s) and three
+        # intervals of defence, the burster held at 600 KB/s: 4000.
+        held = dict(MET, vm1=600.0)
+        intervals = ([interval(t, MET) for t in (2, 4, 6, 8, 10)]
+                     + [interval(t, BROKEN) for t in (12, 14, 16, 18, 20,
+                                                      22, 24)]
+                     + [interval(t, MET) for t in (26, 28, 30)]
+                     + [interval(t, held) for t in (32, 34)])
+        row = self.measure(intervals)
+        self.assertEqual(0.62, row['throughput_recovered'])
+        self.assertIn('throughput not recovered',
+                      ' '.join(faults.expectations(row, PLAN)))
+        # Only the intervals wholly after the defence's three count.
+        row = self.measure(intervals[:-2] + [interval(32, MET)])
+        self.assertEqual(1.0, row['throughput_recovered'])
+
+    def test_no_throughput_to_compare_is_a_miss(self):
+        row = self.measure([interval(32, MET)])
+        self.assertIsNone(row['throughput_recovered'])
+        self.assertIn('throughput not recovered',
+                      ' '.join(faults.expectations(row, PLAN)))
 
 
 class TestExpectations(testtools.TestCase):
 
     def row(self, **kw):
         row = {'capped_at_fault': True, 'cuts_control': True,
-               'stale_cap_s': 10.5, 'defended_s': 4.0, 'deaths': []}
+               'stale_cap_s': 10.5, 'defended_s': 4.0, 'deaths': [],
+               'throughput_recovered': 0.97}
         row.update(kw)
         return row
 
