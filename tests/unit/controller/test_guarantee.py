@@ -1128,6 +1128,32 @@ class TestClosedLoop(testtools.TestCase):
             for name, floor in (('vm2', 20), ('vm3', 15), ('vm4', 8)):
                 self.assertGreaterEqual(row[name], floor * 0.95, row)
 
+    def test_a_store_slower_for_good_is_not_restored_into_congestion(
+            self):
+        # The store drops from 100 to 70 IOPS and stays there: the
+        # proven load still says 100, but a full store reads congested,
+        # which measures the capacity rather than restoring it, so the
+        # border stays at the store and every floor holds once settled.
+        policy = guarantee.GuaranteePolicy()
+        vms = seed000_vms()
+        state = policy.initial_state()
+        floors = {'vm1': 20, 'vm2': 20, 'vm3': 15, 'vm4': 8}
+        for i in range(80):
+            now_s = i * 5.0
+            fluid.expire(vms, now_s)
+            inputs = fluid.samples(
+                vms, capacity_iops=70.0 if i >= 10 else 100.0)
+            out = policy.decide(model.DomainView(
+                'store', STORE, tuple(inputs), now_s), state)
+            state = out.state
+            fluid.apply(vms, out.decisions, now_s)
+            if i < 20:
+                continue
+            rates = {d.sample.instance_uuid: d.sample.iops for d in inputs}
+            for name, floor in floors.items():
+                self.assertGreaterEqual(rates[name], floor * 0.95, rates)
+            self.assertLess(state.learned_iops, 70 / 0.9 * 1.05)
+
     def test_paper_policy_breaks_floors_that_guarantee_keeps(self):
         # Each time a 60 s cap lapses the burster floods the store again
         # (the neighbours fall below their floors), and a burster that
