@@ -981,6 +981,25 @@ def seed000_vms():
                           guarantee=model.Guarantee(min_iops=8))]
 
 
+def closed_loop(vms, intervals, inputs_at):
+    """The guarantee policy against the fluid store, an interval 5 s:
+    ``inputs_at(i)`` gives interval ``i``'s DiskInputs (after the caps
+    whose lease ran out are gone); yields ``(i, {vm: IOPS}, state)``
+    once its decisions are applied."""
+    policy = guarantee.GuaranteePolicy()
+    state = policy.initial_state()
+    for i in range(intervals):
+        now_s = i * 5.0
+        fluid.expire(vms, now_s)
+        inputs = inputs_at(i)
+        out = policy.decide(model.DomainView(
+            'store', STORE, tuple(inputs), now_s), state)
+        state = out.state
+        fluid.apply(vms, out.decisions, now_s)
+        yield i, {d.sample.instance_uuid: d.sample.iops
+                  for d in inputs}, state
+
+
 class TestClosedLoop(testtools.TestCase):
     """The policy against the fluid store model (tests/.../fluid.py)."""
 
@@ -1068,29 +1087,20 @@ class TestClosedLoop(testtools.TestCase):
         # interval must not teach the store's capacity down nor defend
         # the burster at its neighbours' cost; from the second interval
         # after it every floor holds.
-        policy = guarantee.GuaranteePolicy()
         vms = seed000_vms()
         burster = vms[0]
-        state = policy.initial_state()
-        history = []
-        for i in range(30):
-            now_s = i * 5.0
-            fluid.expire(vms, now_s)
+
+        def inputs_at(i):
             if i == 10:
                 burster.cap, burster.streams = None, 0
-            if i == 13:
-                idle = fluid.samples(vms, capacity_iops=100.0)
-                burster.streams = 10
-                inputs = fluid.blend(
-                    idle, fluid.samples(vms, capacity_iops=100.0), 0.2)
-            else:
-                inputs = fluid.samples(vms, capacity_iops=100.0)
-            out = policy.decide(model.DomainView(
-                'store', STORE, tuple(inputs), now_s), state)
-            state = out.state
-            fluid.apply(vms, out.decisions, now_s)
-            rates = {d.sample.instance_uuid: d.sample.iops for d in inputs}
-            history.append((rates, state.learned_iops))
+            if i != 13:
+                return fluid.samples(vms, capacity_iops=100.0)
+            idle = fluid.samples(vms, capacity_iops=100.0)
+            burster.streams = 10
+            return fluid.blend(
+                idle, fluid.samples(vms, capacity_iops=100.0), 0.2)
+        history = [(rates, state.learned_iops) for _, rates, state
+                   in closed_loop(vms, 30, inputs_at)]
         self.assertLess(history[13][0]['vm1'], 20)   # under its floor
         for row, learned_iops in history[5:]:
             self.assertGreaterEqual(learned_iops, 95.0, row)
@@ -1106,21 +1116,11 @@ class TestClosedLoop(testtools.TestCase):
         # completed over the capacity.  Restored towards what the
         # domain proved before, the capacity comes back, and the
         # burster with it; the floors hold throughout once settled.
-        policy = guarantee.GuaranteePolicy()
         vms = seed000_vms()
-        state = policy.initial_state()
-        history = []
-        for i in range(40):
-            now_s = i * 5.0
-            fluid.expire(vms, now_s)
-            store_iops = 50.0 if 10 <= i < 13 else 100.0
-            inputs = fluid.samples(vms, capacity_iops=store_iops)
-            out = policy.decide(model.DomainView(
-                'store', STORE, tuple(inputs), now_s), state)
-            state = out.state
-            fluid.apply(vms, out.decisions, now_s)
-            rates = {d.sample.instance_uuid: d.sample.iops for d in inputs}
-            history.append((rates, state.learned_iops))
+        history = [(rates, state.learned_iops) for _, rates, state
+                   in closed_loop(vms, 40, lambda i: fluid.samples(
+                       vms, capacity_iops=50.0 if 10 <= i < 13
+                       else 100.0))]
         self.assertLess(min(learned for _, learned in history[10:15]), 70)
         for row, learned_iops in history[25:]:
             self.assertGreaterEqual(learned_iops, 95.0, row)
@@ -1134,22 +1134,12 @@ class TestClosedLoop(testtools.TestCase):
         # proven load still says 100, but a full store reads congested,
         # which measures the capacity rather than restoring it, so the
         # border stays at the store and every floor holds once settled.
-        policy = guarantee.GuaranteePolicy()
         vms = seed000_vms()
-        state = policy.initial_state()
         floors = {'vm1': 20, 'vm2': 20, 'vm3': 15, 'vm4': 8}
-        for i in range(80):
-            now_s = i * 5.0
-            fluid.expire(vms, now_s)
-            inputs = fluid.samples(
-                vms, capacity_iops=70.0 if i >= 10 else 100.0)
-            out = policy.decide(model.DomainView(
-                'store', STORE, tuple(inputs), now_s), state)
-            state = out.state
-            fluid.apply(vms, out.decisions, now_s)
+        for i, rates, state in closed_loop(vms, 80, lambda i: fluid.samples(
+                vms, capacity_iops=70.0 if i >= 10 else 100.0)):
             if i < 20:
                 continue
-            rates = {d.sample.instance_uuid: d.sample.iops for d in inputs}
             for name, floor in floors.items():
                 self.assertGreaterEqual(rates[name], floor * 0.95, rates)
             self.assertLess(state.learned_iops, 70 / 0.9 * 1.05)
