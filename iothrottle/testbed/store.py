@@ -16,11 +16,12 @@ filter is said in the plugin's docstring.
 """
 
 import logging
-import math
 import os
 import signal
 import subprocess
 import time
+
+from iothrottle.testbed import store_plugin
 
 LOG = logging.getLogger(__name__)
 
@@ -129,8 +130,7 @@ class NbdStore(object):
         (1: the store's own speed again), as a store whose neighbours,
         garbage collection or host steal its time: the plugin reads the
         factor from :attr:`slowdown_file` when it changes."""
-        if not (isinstance(factor, (int, float)) and math.isfinite(factor)
-                and factor >= 1):
+        if not store_plugin.is_factor(factor):
             raise ValueError('slowdown factor must be a finite number >= '
                              '1, got %r' % (factor,))
         if factor == 1:

@@ -117,14 +117,20 @@ def flush(h, flags):
     pass
 
 
+def is_factor(value):
+    """Whether ``value`` is a slowdown factor: a finite number >= 1."""
+    return (isinstance(value, (int, float)) and math.isfinite(value)
+            and value >= 1)
+
+
 def parse_factor(text):
-    """The slowdown factor in ``text``, or None if it is not a finite
-    number >= 1."""
+    """The slowdown factor in ``text``, or None if it is not one
+    (``is_factor``)."""
     try:
         factor = float(text)
     except ValueError:
         return None
-    return factor if math.isfinite(factor) and factor >= 1 else None
+    return factor if is_factor(factor) else None
 
 
 def _factor():
