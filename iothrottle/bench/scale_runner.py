@@ -8,7 +8,10 @@ over the machine's RabbitMQ.  In this process, one simulated compute
 host per ``per_host`` instances is the real agent code -
 :class:`iothrottle.compute.agent.Agent` with its lease table, driven by
 :class:`iothrottle.rpc.agent.RemoteAgent`, which casts its reports with
-:class:`iothrottle.rpc.api.ConductorAPI` - whose libvirt halves are the
+:class:`iothrottle.rpc.api.ConductorAPI` (inline, with futurist's
+SynchronousExecutor: a round's reports are on the bus when its clock
+stops, and 500 hosts need no 500 reporter threads) - whose libvirt
+halves are the
 plan's synthetic disks and a recording actuator.  The decisions cast to
 ``iothrottle-compute.<host>`` reach one oslo.messaging RPC server bound
 to ``iothrottle-compute.*`` (RabbitMQ's topic exchange matches the
@@ -193,9 +196,12 @@ class ScaleRun:
     # -- the simulated hosts ------------------------------------------
 
     def build_hosts(self, transport):
+        import futurist   # after threads.setup() (imports eventlet else)
+
         from iothrottle.compute import agent as agent_mod
         from iothrottle.rpc import agent as remote_mod
         from iothrottle.rpc import api as rpc_api
+        from iothrottle.rpc import reporter as reporter_mod
         plan = self.plan
         conf = agent_conf(plan.interval_s)
         api = rpc_api.ConductorAPI(transport, fanout=plan.conductors > 1)
@@ -206,8 +212,10 @@ class ScaleRun:
             agent = agent_mod.Agent(conf, collector, RecordingActuator(),
                                     None, None, None)
             agent.observe()
-            remote = remote_mod.RemoteAgent(agent, api, scale.host_name(h),
-                                            plan.interval_s)
+            remote = remote_mod.RemoteAgent(
+                agent, api, scale.host_name(h), plan.interval_s,
+                reporter=reporter_mod.Reporter(
+                    api.report, futurist.SynchronousExecutor()))
             endpoint = remote_mod.Endpoint(remote)
             for uuid in collector.instances:
                 endpoints[uuid] = endpoint

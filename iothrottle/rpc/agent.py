@@ -1,7 +1,8 @@
 """The compute agent in conductor mode (shell, native threads).
 
 Every interval the agent observes (collects, lifts expired leases) and
-casts its samples and caps to the conductor; the conductor's decisions
+hands its samples and caps to a :class:`iothrottle.rpc.reporter.Reporter`,
+which casts them to the conductor off the loop; the conductor's decisions
 arrive on this host's topic and are applied through the agent's lease
 table.  If the conductor or the bus goes away, no lease is renewed and
 every cap lapses at its expiry; the loop carries on and reports again
@@ -17,6 +18,7 @@ from oslo_log import log as logging
 
 from iothrottle.compute import agent as agent_mod
 from iothrottle.rpc import fence as fence_mod
+from iothrottle.rpc import reporter as reporter_mod
 from iothrottle.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -79,16 +81,18 @@ class Endpoint:
 
 class RemoteAgent:
     """Drives an :class:`iothrottle.compute.agent.Agent` for the
-    conductor.  ``conductor_api`` has ``report(report_dict)``."""
+    conductor.  ``conductor_api`` has ``report(report_dict)``; the
+    reports go through ``reporter`` (default: a
+    :class:`iothrottle.rpc.reporter.Reporter` casting on a thread of its
+    own, so that a hung bus never delays the lease checks)."""
 
     def __init__(self, agent, conductor_api, host, interval_s,
                  max_decision_age_s=10.0, wall_clock=time.time,
-                 advisor=None):
+                 advisor=None, reporter=None):
         self.agent = agent
         # advisor(): this host's advice reply (an
         # iothrottle.compute.inventory.Advisor); None: it cannot inspect.
         self.advisor = advisor
-        self.conductor_api = conductor_api
         self.host = host
         self.interval_s = interval_s
         self.max_decision_age_s = max_decision_age_s
@@ -97,6 +101,9 @@ class RemoteAgent:
         # with the same [agent] host is told apart from this one, and a
         # report replayed or reordered on the bus by its number.
         self.agent_id = str(uuid.uuid4())
+        if reporter is None and conductor_api is not None:
+            reporter = reporter_mod.Reporter(conductor_api.report)
+        self.reporter = reporter
         self.reports = 0
         self.applied = 0
         self.stale = 0
@@ -109,7 +116,6 @@ class RemoteAgent:
         # dropped), set once they are: a report whose caps were read
         # after reading it reflects them (wire.report).
         self.decided_through = 0.0
-        self._bus_ok = True
 
     def apply(self, decisions):
         """Apply decision dicts from the conductor; returns errors.
@@ -212,22 +218,11 @@ class RemoteAgent:
         report = self.agent.observe()
         with self._fence_lock:
             self.fence.keep({sample.disk_id for sample in report.samples})
-        try:
-            self.conductor_api.report(wire.report(
-                self.host, self.interval_s, report.samples, report.caps,
-                agent_id=self.agent_id, seq=self.reports + 1,
-                sent_at=self.wall_clock(),
-                decided_through=decided_through))
-            self.reports += 1
-            if not self._bus_ok:
-                self._bus_ok = True
-                LOG.info('reporting to the conductor again')
-        except Exception as exc:
-            if self._bus_ok:
-                self._bus_ok = False
-                LOG.warning('cannot report to the conductor (%s); caps '
-                            'lapse at their lease expiry, retrying every '
-                            'interval', exc)
+        self.reports += 1
+        self.reporter.submit(wire.report(
+            self.host, self.interval_s, report.samples, report.caps,
+            agent_id=self.agent_id, seq=self.reports,
+            sent_at=self.wall_clock(), decided_through=decided_through))
         return report
 
     def run(self, stop_event, on_step=None):
@@ -248,6 +243,8 @@ class RemoteAgent:
                 if stop_event.wait(max(0.0, next_tick_s - clock())):
                     break
         finally:
+            if self.reporter is not None:
+                self.reporter.stop()
             self.agent.release_all()
 
 

@@ -15,6 +15,8 @@ from iothrottle.rpc import threads
 
 threads.setup()
 
+import futurist  # noqa: E402
+
 from iothrottle.compute import agent as agent_mod  # noqa: E402
 from iothrottle.compute import collector as collector_mod  # noqa: E402
 from iothrottle.conductor import core  # noqa: E402
@@ -25,6 +27,7 @@ from iothrottle.db import api as db_api  # noqa: E402
 from iothrottle.db import migration  # noqa: E402
 from iothrottle.rpc import agent as remote_mod  # noqa: E402
 from iothrottle.rpc import api as rpc_api  # noqa: E402
+from iothrottle.rpc import reporter as reporter_mod  # noqa: E402
 from iothrottle import throttle_status  # noqa: E402
 from tests.unit.conductor import test_core  # noqa: E402
 
@@ -195,6 +198,41 @@ class TestOverFakeTransport(testtools.TestCase):
                        'lease_s': 1.0, 'guarantee': {}}])
         self.assertIn('u1/vda', actuator.caps)
         wait_for(lambda: 'u1/vda' not in actuator.caps, 'the lease to lapse')
+
+    def test_caps_lapse_while_a_report_hangs_on_the_bus(self):
+        # A cast to a stopped broker takes seconds to fail; the loop that
+        # lifts expired caps must not wait for it (it did: the full fault
+        # matrix's rabbitmq-restart saw a cap outlive its lease by 3.8 s).
+        self.conf.set_override('interval_s', 0.5, 'controller')
+        hung = threading.Event()
+        self.addCleanup(hung.set)
+        started = []
+
+        def report(report):
+            started.append(report['seq'])
+            hung.wait()
+        actuator = FakeActuator()
+        agent = agent_mod.Agent(self.conf, FakeCollector(['u1']), actuator,
+                                None, None, None)
+        agent.observe()
+        remote = remote_mod.RemoteAgent(
+            agent, types.SimpleNamespace(report=report), 'h1', 0.5)
+        remote.apply([{'instance_uuid': 'u1', 'device': 'vda',
+                       'action': 'cap', 'reason': 'r',
+                       'cap': {'iops': 5.0, 'bytes_sec': 0.0},
+                       'lease_s': 1.0, 'guarantee': {}}])
+        self.assertIn('u1/vda', actuator.caps)
+        stop = threading.Event()
+        thread = remote_mod.start_thread(remote, stop)
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(stop.set)
+        wait_for(lambda: 'u1/vda' not in actuator.caps,
+                 'the lease to lapse while the first report hangs')
+        # Still the first cast in flight; the newer reports wait in one
+        # slot, each replacing the last.
+        self.assertEqual([1], started)
+        wait_for(lambda: remote.reporter.superseded >= 1,
+                 'a report superseded')
 
     def test_memory_floors_reach_the_balloon_loop(self):
         self.start_conductor(service.Store(None), guarantee=model.Guarantee(
@@ -403,8 +441,9 @@ class TestStaleAndSlow(testtools.TestCase):
         agent = types.SimpleNamespace(observe=observe,
                                       apply_decisions=lambda pairs: ())
         remote = remote_mod.RemoteAgent(
-            agent, types.SimpleNamespace(report=sent.append), 'h1', 2.0,
-            wall_clock=lambda: 1000.0)
+            agent, None, 'h1', 2.0, wall_clock=lambda: 1000.0,
+            reporter=reporter_mod.Reporter(sent.append,
+                                           futurist.SynchronousExecutor()))
         remote.apply([{'action': 'cap', 'issued_at': 900.0}])
         self.assertEqual(900.0, remote.decided_through)
         remote.step()

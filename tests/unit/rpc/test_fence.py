@@ -1,7 +1,6 @@
 """An agent ignores the decisions of a deposed conductor."""
 
 import logging
-import types
 
 import fixtures
 import testtools
@@ -71,7 +70,7 @@ class TestRemoteAgentFence(testtools.TestCase):
         self.log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
         self.agent = RecordingAgent()
         self.remote = remote_mod.RemoteAgent(
-            self.agent, types.SimpleNamespace(), 'h1', 2.0,
+            self.agent, None, 'h1', 2.0,
             wall_clock=lambda: 1000.0)
 
     def test_deposed_owner_is_ignored_and_the_handover_logged(self):
