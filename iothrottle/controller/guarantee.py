@@ -94,6 +94,18 @@ disk the policy computes, from the host's view of the last interval:
   interval, as in the run that held its caps for good, this rule
   marked the guest there, and the plan moved 0.98 of ``none``'s
   requests with every floor kept.
+  A mark rises with the rate: a demand that grew is at least what the
+  disk does now, and a mark left at the old rate read a starved stream
+  as satisfied, since a marked disk wants more only when the latency it
+  gets is short of what its mark, or its floor if less, needs
+  (``latency_satisfaction``).  On the fluid store a guest marked at its
+  demand of 5 requests/s (floor 20) that then wanted 25 got 18 beside
+  a capped burster for the rest of the run, its mark saying 5 was all
+  it wanted; risen to 12 with the rate, the mark put its one request
+  in flight at 100 % of the latency 12 requests/s need, inside the
+  guard band, the burster was cut, and the guest did 23 requests/s
+  the next interval and 25 after
+  (``test_a_demand_that_grows_raises_its_mark``).
   Last, a capped disk under its cap whose latency is
   over ``latency_factor`` x the domain's waits in its own throttle
   queue, not the store's (``_draining``): a burster that stopped drains
@@ -2273,7 +2285,8 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
     held-back stream, or stayed within ``DEMAND_KEPT`` of itself
     through the rise, is marked with its rate; it keeps the mark while
     it does at least ``DEMAND_KEPT`` of that rate uncapped (under it, it
-    is held back again and loses the mark).
+    is held back again and loses the mark), and the mark rises with the
+    rate (its demand grew to at least that).
 
     A store that does not queue holds nobody back: on an ``unqueued``
     domain (``_unqueued``) a guaranteed disk with ``want_inflight`` or
@@ -2294,7 +2307,8 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
             continue
         if d.disk_id in kept:
             if s.iops >= DEMAND_KEPT * kept[d.disk_id]:
-                out.append((d.disk_id, kept[d.disk_id]))
+                # A demand that grew is at least what the disk does now.
+                out.append((d.disk_id, max(kept[d.disk_id], s.iops)))
             continue
         if (unqueued and not d.guarantee.is_empty
                 and want_inflight <= s.inflight

@@ -1456,6 +1456,34 @@ class TestDemandBound(testtools.TestCase):
         self.assertEqual((), guarantee.demand_marks(
             (), marked, [disk('p', 20.0, 0.05, min_iops=26, cap=cap)]))
 
+    def test_a_mark_rises_with_the_rate(self):
+        marked = (('p/vda', 20.0),)
+        self.assertEqual((('p/vda', 30.0),), guarantee.demand_marks(
+            (), marked, [disk('p', 30.0, 0.05, min_iops=26)]))
+
+    def test_a_demand_that_grows_raises_its_mark(self):
+        # vm2 runs at its demand of 5 requests/s (floor 20) and is marked
+        # when the burster's first cut lowers the latency; at interval 15
+        # it wants 25.  Left at 5, its mark said it had all it wanted and
+        # it got 18 for the rest of the run beside the capped burster.
+        vms = [fluid.FluidVM('vm1', streams=10,
+                             guarantee=model.Guarantee(min_iops=20)),
+               fluid.FluidVM('vm2', 1, stream_iops=5,
+                             guarantee=model.Guarantee(min_iops=20)),
+               fluid.FluidVM('vm3', 1, stream_iops=19,
+                             guarantee=model.Guarantee(min_iops=15))]
+
+        def inputs_at(i):
+            if i == 15:
+                vms[1].stream_iops = 25.0
+            return fluid.samples(vms, capacity_iops=100.0)
+        for i, rates, state in closed_loop(vms, 40, inputs_at):
+            if i == 14:
+                self.assertIn(('vm2/vda', 5.0), state.demand_bound)
+            if i >= 17:
+                self.assertGreaterEqual(rates['vm2'], 20 * 0.95, rates)
+                self.assertGreaterEqual(rates['vm3'], 15 * 0.95, rates)
+
     def test_a_demand_bound_guest_under_its_floor_holds_no_neighbour(self):
         # p runs at its demand (20 IOPS, 0.8 in flight) under its 26 IOPS
         # floor on a full store; unmarked it is a victim and the
