@@ -104,7 +104,7 @@ class RemoteAgent:
         if reporter is None and conductor_api is not None:
             reporter = reporter_mod.Reporter(conductor_api.report)
         self.reporter = reporter
-        self.reports = 0
+        self.reports = 0    # built so far: the newest one's seq
         self.applied = 0
         self.stale = 0
         self.deposed = 0
