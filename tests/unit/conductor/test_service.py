@@ -203,7 +203,6 @@ class TestOverFakeTransport(testtools.TestCase):
         # A cast to a stopped broker takes seconds to fail; the loop that
         # lifts expired caps must not wait for it (it did: the full fault
         # matrix's rabbitmq-restart saw a cap outlive its lease by 3.8 s).
-        self.conf.set_override('interval_s', 0.5, 'controller')
         hung = threading.Event()
         self.addCleanup(hung.set)
         started = []
