@@ -525,6 +525,14 @@ Each interval, for one storage domain:
    while the capped guests beside it sat at 91-93 % of the bench's
    shares (scenario plan 1 of seed 7, in the burster's idle phase);
    above the share, the releases there were 2.5-4.5 %.
+   When every floor of a saturated overbooked domain is capped, no
+   uncapped floor bounds the release, yet each capped floor is one
+   whose share the others' growth takes: there no cap grows past its
+   share (``_up_to_shares``).  Left to ``release_fraction``, six caps
+   at their shares grew by 10 % at once beside a floorless guest
+   (scenario plan 7 of seed 19), the caps summed to 104-107 % of the
+   shares, and a guest with three 8 KB readers fell from 93 to 66 %
+   of its share at 239 ms.
    Floorless disks share the loss (they count in ``Q``) but have no
    budget to keep, nor has a guaranteed disk that runs under its floor
    by more than ``defend_fraction`` and does not want more: its need is
@@ -646,16 +654,18 @@ over the store's rate, which the caps keep long: no cut can help it
 more, since no donor has excess left.  So the domain shares out less
 than its usable load, as blk-iocost's ``vrate`` lowers the device's
 rate while its latency targets are missed (``next_share_scale``).  The
-*gap* is what the guaranteed disks that want more and stay uncapped
-lack of their shares, less what they take beyond them
-(``_share_gap``); each interval in which every cut has acted
-(``_cuts_felt``) the part shared out moves against half of it
-(``SHARE_SCALE_GAIN``): down while they lack more than they take,
-once a tighten found no donor excess left (before, a cut frees what
-they lack); up while they take more than they lack.  When the floors
-fit again it is 1.  Sized by the gap and moving both ways, it stops
-where the uncapped floors get their shares: what the caps free goes
-to them (on a FIFO store, to the uncapped disks that want more), and
+*gap* is what the guaranteed disks that want more and that no cap
+holds lack of their shares, less what they take beyond them
+(``_share_gap``; a disk capped above what it gets runs at what the
+queue leaves it, as an uncapped one does); each interval in which
+every cut has acted (``_cuts_felt``) the part shared out moves
+against half of it (``SHARE_SCALE_GAIN``): down while they lack more
+than they take, once a tighten found no donor excess left (before, a
+cut frees what they lack); up while they take more than they lack.
+When the floors fit again it is 1.  Sized by the gap and moving both
+ways, it stops where the floors no cap holds get their shares: what
+the caps free goes to them (on a FIFO store, to the disks that want
+more and no cap holds), and
 past their shares it is given back.  A fixed 2.5 % step that only grew
 back when nobody was within the guard band was measured first and not
 kept: the uncapped guests took 1.07-1.24 of their shares and the
@@ -1857,6 +1867,8 @@ class GuaranteePolicy(policy.Policy):
         why += room_note
         if budget is not None:
             steps = _within(steps, weights, budget)
+        elif saturation:
+            steps, why = _up_to_shares(growing, steps, why)
         for r, step in zip(growing, steps):
             share = r.cap_load + step
             if share >= t.border_fraction:
@@ -2008,6 +2020,25 @@ def _nothing_to_wait_for(rows, saturation, overbooking, felt):
                    if r.disk.cap is None and not r.disk.guarantee.is_empty)
 
 
+def _up_to_shares(growing, steps, why):
+    """``steps`` with no cap of a saturated, overbooked domain grown past
+    its share, and ``why`` saying so when one was held back.
+
+    The shares add up to the usable load, so on a saturated domain what
+    one cap gains past its share another loses of its own: when every
+    floor is capped no uncapped floor's surplus bounds the release
+    (``_release_budget``), and each cap grew by ``release_fraction``
+    (scenario plan 7 of seed 19: six caps at their shares grew by 10 %
+    at once, and a guest with three requests in flight fell from 93 to
+    66 % of its share)."""
+    held = [min(step, max(0.0, r.floor_load - r.cap_load))
+            if r.floor_share < 1.0 else step
+            for r, step in zip(growing, steps)]
+    if held == list(steps):
+        return steps, why
+    return held, why + '; overbooked: a cap grows to its share at most'
+
+
 def _room_confirmed(latency_s, lowest_s):
     """Whether the domain's latency confirms the room its load shows:
     within ``ROOM_CONFIRMED_LATENCY`` of the lowest an earlier interval
@@ -2128,8 +2159,8 @@ def next_share_scale(scale, saturation, overbooking, usable, gap,
     defends next interval (``_scaled_share``; see the essay's
     Overbooked domains).
 
-    ``gap``: what the uncapped guaranteed disks that want more lack of
-    their shares, less what the uncapped ones take beyond them
+    ``gap``: what the guaranteed disks that want more and no cap holds
+    lack of their shares, less what those take beyond them
     (``_share_gap``; 0 while a cut has not acted).  The scale moves
     against it by ``SHARE_SCALE_GAIN`` of it as a part of the
     ``usable`` load: down while they lack more than they take - only
@@ -2164,25 +2195,31 @@ def _scaled_share(share, claim, minimum, scale):
 
 
 def _share_gap(rows, decisions):
-    """What the guaranteed disks that want more and stay uncapped after
-    ``decisions`` lack of their shares, less what the uncapped ones take
-    beyond them, wanting more or not, in load (a disk capped now is a
-    donor, not a gap).  A guest over its share that wants no more takes
-    from the capped ones all the same: counted only while it wanted
-    more, a latency-bound guest lowered the scale whenever it was short
-    and, once the store's queue had shortened and it ran at its demand
-    over its share, never raised it (scenario plan 1 of seed 7: that
-    guest at 115 % of its share, the capped ones at 92-94 % of theirs,
-    the scale at its 95 % bottom)."""
-    capped = {(d.instance_uuid, d.device) for d in decisions
-              if d.action == model.CAP}
+    """What the guaranteed disks that want more and no cap holds lack of
+    their shares, less what those take beyond them, wanting more or
+    not, in load.  A disk its own cap holds, now or by this interval's
+    decision (``_at_cap``), is a donor, not a gap; one capped under its
+    cap runs at what the queue leaves it, as an uncapped one does
+    (scenario plan 6 of seed 23: a guest with three requests in flight
+    at 190-210 ms got 77-88 % of its share under a cap of 116 % of it
+    for three intervals, the scale standing at 98.4 %).  A guest over
+    its share that wants no more takes from the capped ones all the
+    same: counted only while it wanted more, a latency-bound guest
+    lowered the scale whenever it was short and, once the store's queue
+    had shortened and it ran at its demand over its share, never raised
+    it (scenario plan 1 of seed 7: that guest at 115 % of its share,
+    the capped ones at 92-94 % of theirs, the scale at its 95 %
+    bottom)."""
+    caps = {(d.instance_uuid, d.device):
+            d.cap if d.action == model.CAP else None for d in decisions}
     return sum(r.floor_load - r.load if r.wants_more
                else min(0.0, r.floor_load - r.load)
                for r in rows
-               if r.disk.cap is None and r.floor_load > 0
-               and r.floor_share < 1.0
-               and (r.disk.sample.instance_uuid, r.disk.sample.device)
-               not in capped)
+               if r.floor_load > 0 and r.floor_share < 1.0
+               and not r.held_by_own_cap()
+               and not _at_cap(r.disk.sample, caps.get(
+                   (r.disk.sample.instance_uuid, r.disk.sample.device),
+                   r.disk.cap)))
 
 
 def _guard_gap(row, guard_fraction):

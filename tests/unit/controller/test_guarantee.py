@@ -487,6 +487,22 @@ class TestEscalation(testtools.TestCase):
             self.assertAlmostEqual(0.975 * full[name].cap.iops,
                                    scaled[name].cap.iops, places=6)
 
+    def test_a_victim_its_cap_does_not_hold_shrinks_the_shares(self):
+        # The domain above with vm3 capped at 40 IOPS (a cap left from
+        # before the domain was overbooked) and doing 2: the queue holds
+        # it, not the cap, and the shares shrink for it as for an
+        # uncapped victim (scenario plan 6 of seed 23: the scale stood
+        # at 98.4 % while such a guest got 77-88 % of its share).
+        # (The donors at 200 ms: vm3 waits where they do, not in a
+        # throttle queue of its own, see _draining.)
+        disks = [disk('vm1', 60, 0.2, min_iops=55),
+                 disk('vm2', 35, 0.2, min_iops=30),
+                 disk('vm3', 2, 0.5, min_iops=40,
+                      cap=model.Cap(40, 40 * KB64))]
+        out = decide(disks)
+        self.assertIn('vm3', by_name(out)['vm1'].reason)
+        self.assertAlmostEqual(0.95, out.state.share_scale)
+
     def test_an_uncapped_floor_past_its_share_lifts_the_scale(self):
         # The donors at their caps, vm3 uncapped at 35 IOPS for a share
         # of about 30 (40 of 125 IOPS of floors, 95 % of 100 shared out):
@@ -729,6 +745,35 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertAlmostEqual(39.0, d['vm2'].cap.iops, places=6)
         self.assertIn("vm3's surplus above its share allows 0.060",
                       d['vm1'].reason)
+
+    def test_on_a_saturated_overbooked_domain_no_cap_grows_past_its_share(
+            self):
+        # Floors of 60, 60 and 30 IOPS in demand, every one capped at its
+        # share of what the floorless vm4's 5 IOPS leave of the border
+        # (85: 34, 34 and 17) and running at it.  No uncapped floor
+        # bounds a release, yet what one cap gains another floor loses
+        # (scenario plan 7 of seed 19: six caps at their shares grew by
+        # 10 % at once, a guest with three readers fell to 66 % of its
+        # share).  Each cap is held at its share.
+        def capped(name, iops, floor):
+            return disk(name, iops, 0.3, min_iops=floor,
+                        cap=model.Cap(iops, iops * KB64))
+        out = decide([capped('vm1', 34, 60), capped('vm2', 34, 60),
+                      capped('vm3', 17, 30), disk('vm4', 5, 0.3)],
+                     state=CALM)
+        d = by_name(out)
+        for name, iops in (('vm1', 34), ('vm2', 34), ('vm3', 17)):
+            self.assertAlmostEqual(iops, d[name].cap.iops, places=6)
+            self.assertIn('a cap grows to its share at most',
+                          d[name].reason)
+        # A cap under its share grows up to it, not by 10 %: vm4 at 9
+        # IOPS leaves 81 to share, 32.4 for vm1, whose cap of 30 would
+        # have grown to 33.
+        out = decide([capped('vm1', 30, 60), capped('vm2', 34, 60),
+                      capped('vm3', 17, 30), disk('vm4', 9, 0.3)],
+                     state=CALM)
+        self.assertAlmostEqual(32.4, by_name(out)['vm1'].cap.iops,
+                               places=6)
 
     def test_no_surplus_on_a_saturated_domain_holds_the_cap(self):
         # vm2 at the top of its guard band (36 of a 30 IOPS floor); or
@@ -1590,6 +1635,24 @@ class TestShareScale(testtools.TestCase):
         self.assertFalse(rows[0].wants_more)
         self.assertAlmostEqual(-0.015, guarantee._share_gap(rows, []),
                                places=6)
+
+    def test_counts_a_capped_floor_its_cap_does_not_hold(self):
+        # g6 of scenario plan 6 of seed 23: three requests in flight at
+        # 200 ms, 15 IOPS under a cap of 21, short of its share (20 of
+        # a 40 IOPS floor): its cap does not hold it, the queue does.
+        def g6(iops, cap_iops):
+            return guarantee.assess(
+                disk('g6', iops, 3.0 / iops, min_iops=40,
+                     cap=model.Cap(cap_iops, cap_iops * KB64)),
+                STORE, want_inflight=0.5).scaled(0.5)
+        self.assertAlmostEqual(0.05, guarantee._share_gap(
+            [g6(15, 21)], []), places=6)
+        # At its cap it is a donor, not a gap; so it is when this
+        # interval's decision caps it where it runs.
+        self.assertEqual(0.0, guarantee._share_gap([g6(20, 21)], []))
+        cut = model.Decision('g6', 'vda', model.CAP, 'cut',
+                             cap=model.Cap(15, 15 * KB64))
+        self.assertEqual(0.0, guarantee._share_gap([g6(15, 21)], [cut]))
 
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
