@@ -146,6 +146,24 @@ class Endpoint:
         return self._conductor.pool_state(pools)
 
 
+def _not_cast(rest):
+    """The end of the warning of a round's failed cast: the hosts whose
+    decisions it leaves uncast.
+
+    A cast fails on the bus, not at one host (it does not wait for a
+    consumer), and each failure takes the connection attempts of
+    ``rpc.api.CAST_RETRY``, 2-4 s against a stopped RabbitMQ: casting on
+    to the round's other hosts held the loop for that long per host,
+    and the round after the broker's return behind it.  Their caps
+    lapse by their leases; the next round decides again from fresh
+    reports."""
+    if not rest:
+        return ''
+    return ('; the bus is down: %d more host(s) not cast this round (%s)'
+            % (len(rest), ', '.join(host for host, _ in rest[:3])
+               + (', ...' if len(rest) > 3 else '')))
+
+
 class Conductor:
     """See the module docstring.  ``core`` is a
     :class:`iothrottle.conductor.core.Core`; ``compute_api`` has
@@ -302,21 +320,28 @@ class Conductor:
         started = time.perf_counter()
         owner, epoch = ((self.view.me, self.view.epoch)
                         if self.view is not None else ('', 0))
-        for host, pairs in sorted(round_.by_host.items()):
+        hosts = sorted(round_.by_host.items())
+        for k, (host, pairs) in enumerate(hosts):
             try:
-                self.compute_api.apply(host, [
-                    wire.decision_to_dict(decision, guarantee, issued_at,
-                                          owner, epoch)
-                    for decision, guarantee in pairs])
+                payload = [wire.decision_to_dict(decision, guarantee,
+                                                 issued_at, owner, epoch)
+                           for decision, guarantee in pairs]
+            except Exception as exc:
+                LOG.warning('decisions for %s not cast: %s', host, exc)
+                continue
+            try:
+                self.compute_api.apply(host, payload)
                 LOG.debug('cast %d decision(s) to %s', len(pairs), host)
             except Exception as exc:
-                LOG.warning('casting %d decision(s) to %s failed: %s',
-                            len(pairs), host, exc)
-                continue
+                LOG.warning('casting %d decision(s) to %s failed: %s%s',
+                            len(pairs), host, exc,
+                            _not_cast(hosts[k + 1:]))
+                break
             self.core.cast(round_.agents.get(host, ''),
                            [decision for decision, _ in pairs], issued_at,
                            round_.now_s)
-        self._cast_floors(round_)
+        else:
+            self._cast_floors(round_)
         cast_s = time.perf_counter() - started
         for domain, decisions in sorted(round_.by_domain.items()):
             if decisions and domain in round_.loads:
@@ -357,9 +382,9 @@ class Conductor:
                 self.compute_api.set_memory_floors(
                     host, wire.memory_floors(floors))
             except Exception as exc:
-                LOG.warning('casting the memory floors of %s failed: %s',
-                            host, exc)
-                continue
+                LOG.warning('casting the memory floors of %s failed: %s; '
+                            'no more this round', host, exc)
+                break
             self._floors_sent[host] = (agent_id, floors, round_.now_s)
         for host, (_, _, sent_s) in list(self._floors_sent.items()):
             if round_.now_s - sent_s > 2 * FLOORS_REFRESH_S:

@@ -570,6 +570,42 @@ class TestLockAndStop(testtools.TestCase):
         self.assertIn('load 0.10 of its capacity; not saturated',
                       service.describe_load(told))
 
+    def test_a_round_stops_casting_at_the_first_failed_cast(self):
+        # A cast to a stopped broker fails after its connection attempts
+        # (2-4 s on RabbitMQ); casting on held the round that long per
+        # host.  One failure ends the round's casts, floors included.
+        class DownBus:
+            sends_memory_floors = True
+
+            def __init__(self):
+                self.calls = []
+
+            def apply(self, host, decisions):
+                self.calls.append(host)
+                raise ConnectionError('broker down')
+
+            def set_memory_floors(self, host, floors):
+                self.calls.append('floors ' + host)
+
+        bus = DownBus()
+        conductor = service.Conductor(test_core.make_core(), bus,
+                                      service.Store(None), 'x')
+        self.addCleanup(conductor.stop)
+        log = self.useFixture(fixtures.FakeLogger(
+            name='iothrottle.conductor.service', level=logging.INFO))
+        cap = model.Decision('u1', 'vda', model.CAP, 'test',
+                             cap=model.Cap(10.0, 0.0), lease_s=30.0)
+        hosts = ['h%d' % i for i in range(5)]
+        conductor.publish(core.Round(
+            now_s=0.0, hosts=tuple(hosts),
+            by_host={h: [(cap, test_core.GOLD)] for h in hosts},
+            by_domain={'store': [cap]}, peaks={}, errors=(),
+            floors={h: {'u1': 256} for h in hosts}))
+        self.assertEqual(['h0'], bus.calls)
+        self.assertIn('casting 1 decision(s) to h0 failed: broker down; '
+                      'the bus is down: 4 more host(s) not cast this round '
+                      '(h1, h2, h3, ...)', log.output)
+
     def test_stop_keeps_the_queued_writes(self):
         store = BlockedStore()
         conductor = service.Conductor(test_core.make_core(), None, store,
