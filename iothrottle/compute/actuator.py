@@ -170,8 +170,8 @@ class Actuator:
 
     def in_force(self, uuid, device, cap, baseline):
         """Whether the live limits are the ones :meth:`set_cap` would
-        set for ``cap`` (a libvirtd restart can lose a live cap: QEMU is
-        given the limits of libvirt's saved state again)."""
+        set for ``cap`` (anyone with access to libvirt can change them:
+        an operator's ``virsh blkdeviotune``, another agent)."""
         wanted = iotune_mod.IoTune.from_params(
             iotune_mod.cap_params(baseline, cap))
         return self.live(uuid, device) == wanted

@@ -248,9 +248,8 @@ class Agent:
         if previous is not None and previous.cap == lease.cap:
             if self._in_force(uuid, device, lease):
                 return
-            LOG.warning('cap of %s was no longer in force (libvirtd '
-                        'restarted, or someone changed its limits): set '
-                        'again', decision.disk_id)
+            LOG.warning('cap of %s was no longer in force (someone '
+                        'changed its limits): set again', decision.disk_id)
         try:
             self.actuator.set_cap(uuid, device, lease.cap, baseline)
         except Exception:
@@ -340,7 +339,17 @@ class Agent:
         this agent explains (a previous run's, or one a live migration
         brought along) is lifted back to the baseline its record or
         persistent config gives.  The next decision caps it afresh.
+
+        A collection that could not read the host at all (libvirtd down
+        or restarting) changes nothing: it does not say the domains
+        stopped.  Taken as "none run", it made every domain without a
+        lease arrive again once libvirtd answered, to be reconciled
+        anew; and the fault bench's observer (an agent of its own, with
+        no leases) lifted the real agent's caps that way, one interval
+        after every libvirtd restart.
         """
+        if collection.unreadable:
+            return ()
         self._own_disks = own_disks(collection)
         arrived = []
         for uuid, instance in collection.instances.items():

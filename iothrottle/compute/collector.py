@@ -69,6 +69,10 @@ class Collection:
     snapshot: stats.HostSnapshot
     errors: tuple = ()
     duration_s: float = 0.0
+    # True when the host itself could not be read (libvirtd down or
+    # restarting): the collection then says nothing of which domains
+    # run, only that none could be seen.
+    unreadable: bool = False
 
 
 class Collector:
@@ -98,7 +102,7 @@ class Collector:
             taken = self.clock()
             return Collection(taken, (), types.MappingProxyType({}),
                               stats.HostSnapshot(taken), (message,),
-                              taken - started)
+                              taken - started, unreadable=True)
         # libvirt reads the domains one after another during the call;
         # its midpoint is the best single time for all their counters
         # (the end would bias every rate when a busy QEMU answers late).

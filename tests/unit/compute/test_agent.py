@@ -52,8 +52,17 @@ class FakeCollector:
         self.instances = instances_by_uuid
         self.samples = ()
         self.errors = ()
+        # True: libvirt cannot be read (libvirtd restarting).
+        self.unreadable = False
 
     def collect(self):
+        if self.unreadable:
+            return collector_mod.Collection(
+                taken_at_s=0.0, samples=(),
+                instances=types.MappingProxyType({}),
+                snapshot=stats.HostSnapshot(0.0),
+                errors=('cannot read domain statistics: broken pipe',),
+                unreadable=True)
         return collector_mod.Collection(
             taken_at_s=0.0, samples=tuple(self.samples),
             instances=types.MappingProxyType(dict(self.instances)),
@@ -496,9 +505,10 @@ class TestNewDomainIdentity(AgentTestCase):
         self.assertEqual(resized, self.agent.leases.get('a/vda').baseline)
 
     def test_a_renewal_sets_a_cap_that_was_lost_again(self):
-        # Found by iothrottle-bench faults (libvirtd-restart): libvirtd
-        # came back with the disk's limits but not the live cap, and
-        # every renewal of the same cap was skipped as "unchanged".
+        # Found by iothrottle-bench faults (libvirtd-restart): the cap
+        # was lifted behind the agent's back (by the bench's observer,
+        # see test_an_unreadable_host_makes_no_domain_arrive_again),
+        # and every renewal of the same cap was skipped as "unchanged".
         cap = [(_cap('a', 40), model.NO_GUARANTEE)]
         self.agent.apply_decisions(cap, now_s=0.0)
         self.agent.apply_decisions(cap, now_s=1.0)
@@ -509,6 +519,32 @@ class TestNewDomainIdentity(AgentTestCase):
         self.assertEqual([('cap', 'a', model.Cap(40, 0))] * 2,
                          self.actuator.calls)
         self.assertIn('no longer in force', self.logger.output)
+
+    def test_an_unreadable_host_makes_no_domain_arrive_again(self):
+        # Found by iothrottle-bench faults (libvirtd-restart): libvirtd
+        # down read as "no domain runs", so once it answered every
+        # domain without a lease of this agent arrived again and was
+        # reconciled: a cap another agent held on it was lifted.
+        self.actuator.persistent[('b', 'vda')] = iotune.IoTune(
+            total_iops_sec=250)
+        self.agent.observe(1.0)
+        capped = iotune.IoTune(total_iops_sec=9)
+        self.actuator.live[('b', 'vda')] = capped   # not this agent's
+        self.collector.unreadable = True
+        report = self.agent.observe(2.0)
+        self.assertIn('broken pipe', report.errors[0])
+        self.collector.unreadable = False
+        self.agent.observe(3.0)
+        self.assertEqual(capped, self.actuator.live[('b', 'vda')])
+
+    def test_an_unreadable_host_keeps_its_disks_own(self):
+        # A decision that arrives once libvirtd answers again, before the
+        # next collection, is for a disk this agent still runs.
+        self.collector.unreadable = True
+        self.agent.observe(1.0)
+        self.assertEqual((), self.agent.apply_decisions(
+            [(_cap('a', 40), model.NO_GUARANTEE)], now_s=1.0))
+        self.assertIn('a/vda', self.agent.leases)
 
     def test_same_identity_keeps_the_lease(self):
         self.agent.apply_decisions([(_cap('a', 40), model.NO_GUARANTEE)],

@@ -122,8 +122,9 @@ class TestCollector(testtools.TestCase):
         collection = self._collect()
         self.assertEqual((), collection.samples)
         self.assertIn('connection reset', collection.errors[0])
+        self.assertTrue(collection.unreadable)
         self.conn.broken = False
-        self._collect()
+        self.assertFalse(self._collect().unreadable)
         self.assertEqual(2, len(self._collect().samples))
 
 
