@@ -141,7 +141,7 @@ class Trial:
     # -- observation --------------------------------------------------
 
     def observe_throughput(self, conn):
-        observer = self.bench.run_.agent(conn, 'none', self.bench.capacity)
+        observer = self.bench.run_.observer(conn, self.bench.capacity)
         observer.step()
         start_s = self.clock_start_s
         for _ in runner.ticks(self.plan.interval_s, 10 ** 6):

@@ -52,6 +52,24 @@ def ticks(interval_s, count):
         yield tick_s - start_s
 
 
+class WatchOnly:
+    """The actuator of :meth:`Seed000Run.observer`.  An agent reconciles
+    a domain it sees for the first time, or again after losing sight of
+    it: a cap no lease of its own explains is lifted.  An observer has
+    no leases, so with a real actuator it lifted the real agent's caps
+    (the fault matrix's libvirtd-restart, 2026-11-28: one interval
+    after libvirtd came back).  This one reconciles nothing and refuses
+    every other call."""
+
+    def reconcile(self, instances, leased):
+        return (), ()
+
+    def _refuse(self, *args):
+        raise RuntimeError('an observer touches no limits')
+
+    baseline = set_cap = in_force = restore = _refuse
+
+
 def plan_tiers(plan):
     """Each VM's guarantee as a standalone tiers document."""
     flavors = {vm.flavor: {'min_bytes_sec': vm.guarantee_kb_s * 1024}
@@ -113,14 +131,21 @@ class Seed000Run:
                 conn.close()
         return results, series
 
-    def agent(self, conn, policy_name, capacity):
+    def agent(self, conn, policy_name, capacity, actuator=None):
         conf = settings.bench_conf(
             self.plan, peers.agent_policy(policy_name), self.config_files)
         return agent_mod.Agent(
             conf, collector_mod.Collector(conn),
-            self.actuator(conn, policy_name), policy_mod.load_policy(conf),
-            plan_tiers(self.plan),
+            actuator or self.actuator(conn, policy_name),
+            policy_mod.load_policy(conf), plan_tiers(self.plan),
             capacity_mod.CapacityTable(default=capacity, by_domain={}))
+
+    def observer(self, conn, capacity):
+        """An agent that measures the guests while real agents (other
+        processes, other hosts) control them: the ``none`` policy
+        decides nothing, and its actuator (:class:`WatchOnly`) touches
+        no limit, since every cap it sees is theirs."""
+        return self.agent(conn, 'none', capacity, actuator=WatchOnly())
 
     def actuator(self, conn, policy_name):
         """Where ``policy_name``'s caps go: QEMU's throttle groups, or

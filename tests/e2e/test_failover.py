@@ -136,7 +136,7 @@ class TestFailover(testtools.TestCase):
             conn = libvirt.open(tb.uri)
             self.addCleanup(conn.close)
             capacity = run.calibrate(tb, conn)
-            observer = run.agent(conn, 'none', capacity)
+            observer = run.observer(conn, capacity)
             self.start_control_plane(plan, tb, capacity)
             intervals = run.observe(
                 tb, observer, 'guarantee',

@@ -74,7 +74,7 @@ class TestMultiHost(testtools.TestCase):
             conn = libvirt.open(tb.uri)
             self.addCleanup(conn.close)
             capacity = run.calibrate(tb, conn)
-            observer = run.agent(conn, 'none', capacity)
+            observer = run.observer(conn, capacity)
             caps_of = _live_caps(conn)
             row = report.live_row(sys.stdout, plan)
             results = {'none': seed000.summarize(
