@@ -118,8 +118,12 @@ class BalloonAgent:
                 >= self.conf.balloon.interval_s * MIN_REPORT_FRACTION)
 
     def maybe_step(self, collection, now_s):
-        """:meth:`step` if an interval has passed, else None."""
-        if not self.due(now_s):
+        """:meth:`step` if an interval has passed, else None; None too
+        for a collection that could not read the host (libvirtd
+        restarting), which says nothing of the guests: stepped on, it
+        forgot every guest's state (a slow guest's back-off, the hold on
+        a balloon not honoured) and asked them all afresh."""
+        if collection.unreadable or not self.due(now_s):
             return None
         return self.step(collection, now_s)
 

@@ -179,6 +179,29 @@ class TestBalloonAgent(testtools.TestCase):
         self.assertEqual(4, asked.count('vm1'))
         self.assertEqual(16, asked.count('vm2'))
 
+    def test_an_unreadable_host_forgets_no_guest(self):
+        # libvirtd restarting: the collection reads no domain.  Taken as
+        # "every guest gone", it reset a slow guest's back-off (and the
+        # hold on a guest that does not honour its balloon).
+        from iothrottle.compute import guest_agent
+        asked = []
+
+        def reporter(uuid):
+            asked.append(uuid)
+            raise guest_agent.GuestAgentTimeout('guest-exec: no answer')
+
+        a, _conn = self.agent({})
+        a.reporter = reporter
+        col = collection({'vm1': 384 * 1024})
+        unreadable = collector_mod.Collection(
+            0.0, (), types.MappingProxyType({}), stats.HostSnapshot(0.0),
+            ('cannot read domain statistics: broken pipe',),
+            unreadable=True)
+        for t in range(6):
+            a.maybe_step(unreadable if t == 3 else col, 2.0 * t)
+        # Asked at 0 s, then quiet 2 intervals (4 s), then 4 (12 s).
+        self.assertEqual(2, asked.count('vm1'))
+
 
 class TestMemoryFloors(testtools.TestCase):
     """Conductor mode: the conductor's floor of an instance wins over
