@@ -49,6 +49,8 @@ class StepReport:
     # and the demand-bound marks); filled where the agent decides itself.
     states: types.MappingProxyType = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
+    # The host could not be read (collector.Collection.unreadable).
+    unreadable: bool = False
 
 
 class Agent:
@@ -155,7 +157,8 @@ class Agent:
         return StepReport(
             now_s=now_s, samples=collection.samples, decisions=(),
             caps=caps, errors=tuple(errors), expired=expired,
-            collect_s=collection.duration_s, balloon=balloon)
+            collect_s=collection.duration_s, balloon=balloon,
+            unreadable=collection.unreadable)
 
     def apply_decisions(self, decisions, now_s=None):
         """Apply ``(Decision, Guarantee)`` pairs decided elsewhere (the

@@ -28,6 +28,11 @@ without a cap, in a report of an agent that took that cast in
 starts with no cap), has none in force.  Only a disk admitted from the
 reporting host counts (Nova places its instance there), so a host
 cannot end another host's caps.
+
+A host whose report says it could not read its disks (``unreadable``:
+libvirtd restarting) holds the domains its disks were in at its last
+readable report: they are not decided on the others' disks alone, for
+at most BLIND_ROUNDS rounds in a window (see there).
 """
 
 import collections
@@ -50,6 +55,18 @@ TAKEOVER_INTERVALS = 1.5
 # any report's max age, and it keeps these tables at what reported
 # recently, whatever names a host with bus credentials makes up.
 FORGET_INTERVALS = 120
+# A host that could not read its disks (its report says ``unreadable``:
+# libvirtd restarting) keeps the storage domains its disks were in from
+# being decided on the other hosts' disks alone - a view without its
+# load reads as room, and the caps elsewhere would be released into it -
+# for at most this many rounds in any BLIND_WINDOW_INTERVALS intervals.
+# A libvirtd restart costs an agent one or two collections (the fault
+# matrix: libvirtd back within 1.3-2.1 s); a host trusted only for its
+# own instances must not stall the control of the hosts it shares a
+# store with for longer.  A held round renews no cap: with leases of at
+# least three intervals (the default: 15) none lapses meanwhile.
+BLIND_ROUNDS = 2
+BLIND_WINDOW_INTERVALS = 30
 
 
 class WarnEvery:
@@ -234,6 +251,10 @@ class Core:
         # disk_id -> (agent_id, issued_at, now_s) of the last cap cast
         # on it (loop thread only: decide and cast).
         self._casts = {}
+        # host -> the domains its disks were in at its last readable
+        # report, and the times of the rounds its blind reports held.
+        self._host_domains = {}
+        self._blind_rounds = {}
 
     # -- reports ------------------------------------------------------
 
@@ -306,6 +327,8 @@ class Core:
             pending = self.take()
         self._forget(now_s)
         errors = []
+        held = self._held_domains(pending, now_s, errors)
+        host_domains = collections.defaultdict(set)
         owners = {}
         self._placements = {}
         # Guarantees by flavor, looked up once a round (see _resolve).
@@ -347,6 +370,7 @@ class Core:
                                   % (disk_id, owners[disk_id], host, host))
                     continue
                 owners[disk_id] = host
+                host_domains[host].add(domain)
                 guarantee = known.get(sample.flavor, known)
                 if guarantee is known or directory is not None:
                     guarantee = self._resolve(sample, errors)
@@ -368,10 +392,14 @@ class Core:
                     lifted.append(disk_id)
             if host_floors:
                 floors[host] = host_floors
+            if not report.unreadable:
+                self._host_domains[host] = frozenset(host_domains[host])
         self.owners = owners
         by_host = collections.defaultdict(list)
         by_domain, peaks, loads = {}, {}, {}
         for domain in sorted(by_domain_disks):
+            if domain in held:
+                continue
             disks = tuple(by_domain_disks[domain])
             iops = sum(d.sample.iops for d in disks)
             bytes_sec = sum(d.sample.bytes_sec for d in disks)
@@ -392,6 +420,34 @@ class Core:
                      floors=floors, lifted=tuple(lifted),
                      agents={host: pending[host][0].agent_id
                              for host in pending})
+
+    def _held_domains(self, pending, now_s, errors):
+        """The domains not decided this round: those a host of
+        ``pending`` that could not read its disks had disks in at its
+        last readable report, within its BLIND_ROUNDS a window (see
+        there); the rest are decided on what the others report."""
+        held = set()
+        window_s = BLIND_WINDOW_INTERVALS * self.interval_s
+        for host in sorted(pending):
+            report = pending[host][0]
+            if not report.unreadable:
+                continue
+            domains = self._host_domains.get(host, frozenset())
+            rounds = [t for t in self._blind_rounds.get(host, ())
+                      if now_s - t < window_s]
+            if domains and len(rounds) < BLIND_ROUNDS:
+                rounds.append(now_s)
+                held |= domains
+                errors.append('%s could not read its disks: %s not '
+                              'decided this round (caps keep their leases)'
+                              % (host, ', '.join(sorted(domains))))
+            elif domains:
+                errors.append('%s could not read its disks for more than '
+                              '%d rounds in %.0f s: %s decided without them'
+                              % (host, BLIND_ROUNDS, window_s,
+                                 ', '.join(sorted(domains))))
+            self._blind_rounds[host] = rounds
+        return held
 
     def cast(self, agent_id, decisions, issued_at, now_s):
         """The shell cast ``decisions`` (model.Decision) issued at
@@ -430,6 +486,8 @@ class Core:
             if now_s - seen_s > forget_s:
                 del self._last_seen[host]
                 self._agents.pop(host, None)
+                self._host_domains.pop(host, None)
+                self._blind_rounds.pop(host, None)
         for domain, decided_s in list(self._decided_at.items()):
             if now_s - decided_s > forget_s:
                 del self._decided_at[domain]

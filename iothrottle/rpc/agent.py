@@ -216,13 +216,19 @@ class RemoteAgent:
         # the next report, never claimed by this one.
         decided_through = self.decided_through
         report = self.agent.observe()
-        with self._fence_lock:
-            self.fence.keep({sample.disk_id for sample in report.samples})
+        if not report.unreadable:
+            # A host it could not read says nothing of which disks are
+            # gone: forgotten, their records would admit a deposed
+            # conductor's decisions once libvirtd answered again.
+            with self._fence_lock:
+                self.fence.keep({sample.disk_id
+                                 for sample in report.samples})
         self.reports += 1
         self.reporter.submit(wire.report(
             self.host, self.interval_s, report.samples, report.caps,
             agent_id=self.agent_id, seq=self.reports,
-            sent_at=self.wall_clock(), decided_through=decided_through))
+            sent_at=self.wall_clock(), decided_through=decided_through,
+            unreadable=report.unreadable))
         return report
 
     def run(self, stop_event, on_step=None):

@@ -6,7 +6,8 @@ An agent casts one *report* per interval to the conductor::
      'agent_id': '<uuid of the agent process>', 'seq': 42,
      'sent_at': 1795000000.0, 'decided_through': 1795000000.5,
      'samples': [{<every DiskSample field>}, ...],
-     'caps': {'<uuid>/<device>': {'iops': 40.0, 'bytes_sec': 0.0}}}
+     'caps': {'<uuid>/<device>': {'iops': 40.0, 'bytes_sec': 0.0}},
+     'unreadable': False}
 
 Each sample carries its disk's storage domain key and its instance's
 uuid, name and flavor; ``caps`` are the caps in force (its leases), and
@@ -14,7 +15,10 @@ uuid, name and flavor; ``caps`` are the caps in force (its leases), and
 had taken in (applied, or dropped as stale) when it read them: a disk
 sampled without a cap after the agent took in the cap decided for it
 has no cap in force, and the conductor ends its recorded cap at once
-(0: an older agent, whose caps are taken to end at their lease).  The
+(0: an older agent, whose caps are taken to end at their lease).
+``unreadable`` (absent: false) says the agent could not read its host
+at all (libvirtd down or restarting): the report then carries no
+sample, and its disks are unseen, not gone.  The
 conductor casts back the decisions concerning the host, each with the
 instance's guarantee (the agent clamps caps to its ``max_*``)::
 
@@ -230,7 +234,7 @@ def guarantee_from_dict(data):
 
 
 def report(host, interval_s, samples, caps, agent_id='', seq=0,
-           sent_at=0.0, decided_through=0.0):
+           sent_at=0.0, decided_through=0.0, unreadable=False):
     """An agent's report of one interval (``caps``: {disk_id: Cap}).
 
     ``agent_id`` names the agent process (a uuid made at its start),
@@ -238,14 +242,16 @@ def report(host, interval_s, samples, caps, agent_id='', seq=0,
     since the epoch): the conductor drops replayed, reordered and stale
     reports with them (0 / '' when unknown: an older agent).
     ``decided_through`` is the conductor's ``issued_at`` of the newest
-    decisions taken in before ``caps`` were read (0: none yet)."""
+    decisions taken in before ``caps`` were read (0: none yet).
+    ``unreadable``: the host could not be read this interval."""
     return {'host': host, 'interval_s': float(interval_s),
             'agent_id': agent_id, 'seq': int(seq),
             'sent_at': float(sent_at),
             'decided_through': float(decided_through),
             'samples': [sample_to_dict(s) for s in samples],
             'caps': {disk_id: cap_to_dict(cap)
-                     for disk_id, cap in sorted(caps.items())}}
+                     for disk_id, cap in sorted(caps.items())},
+            'unreadable': bool(unreadable)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,6 +267,7 @@ class Report:
     sent_at: float = 0.0
     rejected: tuple = ()
     decided_through: float = 0.0
+    unreadable: bool = False
 
 
 def decode_report(data):
@@ -286,8 +293,15 @@ def decode_report(data):
                              data.get('decided_through', 0.0), MAX_EPOCH_S)
     raw_samples = data.get('samples')
     raw_caps = data.get('caps', {})
+    unreadable = data.get('unreadable', False)
+    if not isinstance(unreadable, bool):
+        raise ValueError('%s: unreadable must be true or false, got %s'
+                         % (owner, _shown(unreadable, 40)))
     if not isinstance(raw_samples, list):
         raise ValueError('%s: samples must be a list' % owner)
+    if unreadable and raw_samples:
+        raise ValueError('%s: an unreadable host reports no samples, got '
+                         '%d' % (owner, len(raw_samples)))
     _mapping(owner + ': caps', raw_caps)
     if len(raw_samples) > MAX_SAMPLES or len(raw_caps) > MAX_SAMPLES:
         raise ValueError('%s: more than %d samples or caps'
@@ -310,7 +324,8 @@ def decode_report(data):
             rejected.append('%s: %s' % (owner, exc))
     return Report(host=host, interval_s=interval_s, samples=tuple(samples),
                   caps=caps, agent_id=agent_id, seq=seq, sent_at=sent_at,
-                  rejected=tuple(rejected), decided_through=decided_through)
+                  rejected=tuple(rejected), decided_through=decided_through,
+                  unreadable=unreadable)
 
 
 def decision_to_dict(decision, guarantee=model.NO_GUARANTEE, issued_at=0.0,

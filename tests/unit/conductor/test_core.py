@@ -171,6 +171,57 @@ class TestRound(testtools.TestCase):
         self.assertEqual(1, len(r.errors))
 
 
+class TestBlindHost(testtools.TestCase):
+    """A host whose agent could not read libvirt (restarting) keeps the
+    domains its disks share from being decided on the others' alone."""
+
+    def setUp(self):
+        super().setUp()
+        self.policy = Recorder()
+        self.core = make_core(self.policy,
+                              aliases={'keyA': 'store', 'keyB': 'store'})
+        self.now = 0.0
+
+    def round(self, h1_blind=False):
+        self.now += 2.0
+        h1 = (wire.Report(host='h1', interval_s=2.0, samples=(), caps={},
+                          unreadable=True) if h1_blind
+              else report('h1', sample('u1', 'keyA', 20.0)))
+        self.core.add_report(h1, self.now)
+        self.core.add_report(report('h2', sample('u2', 'keyB', 40.0),
+                                    sample('u3', 'other', 5.0)), self.now)
+        seen = len(self.policy.views)
+        r = self.core.decide(self.now)
+        return r, {v.storage_domain: sorted(d.disk_id for d in v.disks)
+                   for v in self.policy.views[seen:]}
+
+    def test_its_shared_domain_waits_a_round_and_resumes(self):
+        self.round()
+        r, views = self.round(h1_blind=True)
+        # Without h1's disk the store would be decided on u2 alone.
+        self.assertNotIn('store', views)
+        self.assertEqual(['u3/vda'], views['other'])
+        self.assertNotIn('store', r.by_domain)
+        self.assertIn('h1 could not read its disks: store not decided',
+                      r.errors[0])
+        r, views = self.round()
+        self.assertEqual(['u1/vda', 'u2/vda'], views['store'])
+        # The held round did not advance the store's policy state.
+        self.assertEqual(2, self.core._states['store'])
+        self.assertEqual(3, self.core._states['other'])
+
+    def test_it_holds_two_rounds_a_window_at_most(self):
+        # A host trusted for its own instances only must not stall the
+        # control of the others for longer than a libvirtd restart.
+        self.round()
+        held = [('store' not in self.round(h1_blind=True)[1])
+                for _ in range(4)]
+        self.assertEqual([True, True, False, False], held)
+        r, views = self.round(h1_blind=True)
+        self.assertEqual(['u2/vda'], views['store'])
+        self.assertIn('decided without them', r.errors[0])
+
+
 class Releaser(Recorder):
     """Releases the disk of u1, decides nothing on the others; a
     saturation border of 0.5."""

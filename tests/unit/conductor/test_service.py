@@ -436,7 +436,7 @@ class TestStaleAndSlow(testtools.TestCase):
             # A batch arrives while the caps are read: the next report
             # may claim it, not this one.
             remote.apply([{'action': 'explode', 'issued_at': 990.0}])
-            return types.SimpleNamespace(samples=(), caps={})
+            return types.SimpleNamespace(samples=(), caps={}, unreadable=False)
         agent = types.SimpleNamespace(observe=observe,
                                       apply_decisions=lambda pairs: ())
         remote = remote_mod.RemoteAgent(

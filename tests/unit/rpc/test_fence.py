@@ -1,10 +1,12 @@
 """An agent ignores the decisions of a deposed conductor."""
 
 import logging
+import types
 
 import fixtures
 import testtools
 
+from iothrottle.compute import agent as agent_mod
 from iothrottle.controller import model
 from iothrottle.rpc import agent as remote_mod
 from iothrottle.rpc import fence as fence_mod
@@ -93,6 +95,21 @@ class TestRemoteAgentFence(testtools.TestCase):
                 issued_at=1000.0)])
         self.assertEqual(2, len(self.agent.applied))
         self.assertEqual(0, self.remote.deposed)
+
+    def test_an_unreadable_host_keeps_its_disks_fenced(self):
+        # libvirtd restarting: the report samples nothing.  Taken as
+        # "every disk gone", it forgot the records, and a deposed
+        # conductor's decision was admitted once libvirtd answered.
+        sent = []
+        self.remote.reporter = types.SimpleNamespace(submit=sent.append)
+        self.agent.observe = lambda: agent_mod.StepReport(
+            now_s=0.0, samples=(), decisions=(), caps={}, errors=(),
+            unreadable=True)
+        self.remote.apply([decision('c2', 200, 20.0)])
+        self.remote.step()
+        self.remote.apply([decision('c1', 100, 30.0)])
+        self.assertEqual([20.0], [d.cap.iops for d in self.agent.applied])
+        self.assertTrue(sent[0]['unreadable'])
 
     def test_malformed_epoch_is_refused(self):
         bad = decision('c1', 100, 10.0)

@@ -189,6 +189,21 @@ class TestDecidedThroughAndFloors(testtools.TestCase):
                                     report(decided_through=bad))
             self.assertIn('decided_through', str(exc))
 
+    def test_unreadable_round_trips_and_is_checked(self):
+        data = wire.report('cmp-1', 2.0, [], {}, unreadable=True)
+        self.assertTrue(wire.decode_report(data).unreadable)
+        # An older agent sends none: its host was read.
+        del data['unreadable']
+        self.assertFalse(wire.decode_report(data).unreadable)
+        for bad in (1, 'yes', None, float('nan')):
+            exc = self.assertRaises(ValueError, wire.decode_report,
+                                    report(unreadable=bad))
+            self.assertIn('unreadable must be true or false', str(exc))
+        # A host that could not read its disks has no sample of them.
+        exc = self.assertRaises(ValueError, wire.decode_report,
+                                report(sample(), unreadable=True))
+        self.assertIn('an unreadable host reports no samples', str(exc))
+
     def test_floors_round_trip(self):
         floors = wire.memory_floors({'vm2': 0, 'vm1': 2048})
         self.assertEqual({'vm1': 2048.0, 'vm2': 0.0}, floors)
