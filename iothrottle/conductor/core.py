@@ -64,7 +64,8 @@ FORGET_INTERVALS = 120
 # matrix: libvirtd back within 1.3-2.1 s); a host trusted only for its
 # own instances must not stall the control of the hosts it shares a
 # store with for longer.  A held round renews no cap: with leases of at
-# least three intervals (the default: 15) none lapses meanwhile.
+# least three intervals (the defaults: 30 s, 6 intervals of 5 s) none
+# lapses meanwhile.
 BLIND_ROUNDS = 2
 BLIND_WINDOW_INTERVALS = 30
 
