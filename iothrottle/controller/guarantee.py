@@ -1606,7 +1606,8 @@ class GuaranteePolicy(policy.Policy):
                                        t.guard_fraction * 100,
                                        overbooking))
         elif (state.calm_streak + 1 < t.calm_intervals
-              and not _nothing_to_wait_for(rows, full, overbooking)):
+              and not _nothing_to_wait_for(rows, full, overbooking,
+                                           felt)):
             calm_streak = state.calm_streak + 1
             decisions = self._hold(rows, 'held: calm for %d of %d '
                                    'intervals before a release' % (
@@ -2021,15 +2022,15 @@ def _defended_guarantee(row, defend_fraction):
                                min_bytes_sec=g.min_bytes_sec * margin)
 
 
-def _nothing_to_wait_for(rows, saturation, overbooking):
+def _nothing_to_wait_for(rows, saturation, overbooking, felt):
     """Whether a release below the border may start before
-    ``calm_intervals`` calm intervals: the floors fit, and no uncapped
-    guaranteed disk wants more.  The calm wait is for a disk that took
-    what a cut freed and would lose it again; a guaranteed disk at its
-    demand (marked demand-bound, or under ``want_inflight`` in flight)
-    or gone has nothing to lose that the room's bound (step 4) does not
-    keep, whether or not the cut has acted yet (``_cuts_felt``)."""
-    if saturation or overbooking:
+    ``calm_intervals`` calm intervals: every cut has acted
+    (``_cuts_felt``), the floors fit, and no uncapped guaranteed disk
+    wants more.  The calm wait is for a disk that took what a cut freed
+    and would lose it again; a guaranteed disk at its demand (marked
+    demand-bound, or under ``want_inflight`` in flight) or gone has
+    nothing to lose that the room's bound (step 4) does not keep."""
+    if saturation or overbooking or not felt:
         return False
     return not any(r.wants_more for r in rows
                    if r.disk.cap is None and not r.disk.guarantee.is_empty)
