@@ -224,8 +224,12 @@ class RemoteAgent:
                 self.fence.keep({sample.disk_id
                                  for sample in report.samples})
         self.reports += 1
+        # A cap travels with its disk's sample: a blind report has none
+        # (the conductor would refuse each cap as one of a disk the
+        # report does not sample, a warning per capped disk).
+        caps = {} if report.unreadable else report.caps
         self.reporter.submit(wire.report(
-            self.host, self.interval_s, report.samples, report.caps,
+            self.host, self.interval_s, report.samples, caps,
             agent_id=self.agent_id, seq=self.reports,
             sent_at=self.wall_clock(), decided_through=decided_through,
             unreadable=report.unreadable))

@@ -103,13 +103,18 @@ class TestRemoteAgentFence(testtools.TestCase):
         sent = []
         self.remote.reporter = types.SimpleNamespace(submit=sent.append)
         self.agent.observe = lambda: agent_mod.StepReport(
-            now_s=0.0, samples=(), decisions=(), caps={}, errors=(),
+            now_s=0.0, samples=(), decisions=(),
+            caps={'u/vda': model.Cap(20.0, 0.0)}, errors=(),
             unreadable=True)
         self.remote.apply([decision('c2', 200, 20.0)])
         self.remote.step()
         self.remote.apply([decision('c1', 100, 30.0)])
         self.assertEqual([20.0], [d.cap.iops for d in self.agent.applied])
         self.assertTrue(sent[0]['unreadable'])
+        # Its caps are not sent: each would be refused as a cap of a
+        # disk the report does not sample (the fault matrix's log).
+        self.assertEqual({}, sent[0]['caps'])
+        self.assertEqual((), wire.decode_report(sent[0]).rejected)
 
     def test_malformed_epoch_is_refused(self):
         bad = decision('c1', 100, 10.0)
