@@ -425,8 +425,9 @@ class Core:
     def _held_domains(self, pending, now_s, errors):
         """The domains not decided this round: those a host of
         ``pending`` that could not read its disks had disks in at its
-        last readable report, within its BLIND_ROUNDS a window (see
-        there); the rest are decided on what the others report."""
+        last readable report, for at most BLIND_ROUNDS of its rounds in
+        a window (see there); the rest are decided on what the others
+        report."""
         held = set()
         window_s = BLIND_WINDOW_INTERVALS * self.interval_s
         for host in sorted(pending):
