@@ -1407,19 +1407,34 @@ def _at_depth(inflight):
     return inflight > 0 and inflight >= EXPOSED_INFLIGHT * _depth(inflight)
 
 
-def knee_latency_s(rows, border_fraction):
-    """The latency the domain would show at its border with the requests
-    in flight it has now, capped ones included (QEMU counts a throttle
-    queue's wait in them, and a cap lifted sends that queue to the
-    store): those requests over the rate at which this mix's load is
-    the border, ``sum(q) / (iops x border / load)``.  0 on a domain
-    doing no I/O."""
+def queue_service_s(rows, border_fraction):
+    """The store's time per request of this mix at its border: one over
+    the rate at which this mix's load is the border, ``load / (iops x
+    border)``.  0 on a domain doing no I/O."""
     load = sum(r.load for r in rows)
     iops = sum(r.disk.sample.iops for r in rows)
     if load <= 0 or iops <= 0:
         return 0.0
-    inflight = sum(r.disk.sample.inflight for r in rows)
-    return inflight * load / (iops * border_fraction)
+    return load / (iops * border_fraction)
+
+
+def queue_room_part(utilisation, service_s, headroom_s):
+    """The part of the room under the border (``utilisation`` 1) a
+    release may take before a FIFO queue's latency has risen by
+    ``headroom_s``, were the queue M/M/1: its mean number in the
+    system, ``rho / (1 - rho)``, grows by one for every ``service_s``
+    its latency grows by, so the release may take the queue to
+    ``rho' / (1 - rho') = rho / (1 - rho) + headroom_s / service_s``.
+    1.0 with no service time to read; 0.0 at or over the border or
+    with no headroom."""
+    if service_s <= 0:
+        return 1.0
+    if utilisation >= 1 or headroom_s <= 0:
+        return 0.0
+    utilisation = max(0.0, utilisation)
+    in_system = utilisation / (1 - utilisation) + headroom_s / service_s
+    to = in_system / (1 + in_system)
+    return (to - utilisation) / (1 - utilisation)
 
 
 def _draining(disk, domain_latency_s, latency_factor):
@@ -1903,32 +1918,31 @@ class GuaranteePolicy(policy.Policy):
         by the latency margins of the guaranteed disks (1.0: all of it),
         and a note naming the disk that sets it.
 
-        At the border the domain runs at its knee (the learned border
-        is the store's full rate), and its latency there is every
-        request in flight over that rate (``knee_latency_s``).  A
-        guaranteed, uncapped disk sending no more than ``ceil(q)`` at
-        once keeps its need at its guard band up to ``depth_latency_s``.
-        Latency is convex in load - flat, then steep - so it stays under
-        the chord from the disk's latency now to the knee's; the room
-        up to where that chord reaches the disk's limit is safe, and
-        the least such part over the disks bounds the release.
+        A guaranteed, uncapped disk sending no more than ``ceil(q)`` at
+        once keeps its need at its guard band up to ``depth_latency_s``;
+        the store's queue is read as M/M/1 at the load's part of the
+        border (``queue_room_part``), and the least part over the disks
+        bounds the release.
         """
-        knee_s = knee_latency_s(rows, self.tunables.border_fraction)
+        t = self.tunables
+        service_s = queue_service_s(rows, t.border_fraction)
+        utilisation = sum(r.load for r in rows) / t.border_fraction
         margin, note = 1.0, ''
         for r in rows:
-            limit_s = depth_latency_s(
-                r, marked.get(r.disk.disk_id),
-                self.tunables.guard_fraction)
-            latency_s = r.disk.sample.latency_s
-            if knee_s <= limit_s or knee_s <= latency_s:
+            limit_s = depth_latency_s(r, marked.get(r.disk.disk_id),
+                                      t.guard_fraction)
+            if math.isinf(limit_s):
                 continue
-            part = max(0.0, (limit_s - latency_s) / (knee_s - latency_s))
+            latency_s = r.disk.sample.latency_s
+            part = queue_room_part(utilisation, service_s,
+                                   limit_s - latency_s)
             if part < margin:
                 margin = part
-                note = ('; %s keeps its need to %.0f ms, the border\'s '
-                        'latency %.0f ms: %.0f %% of the room'
-                        % (r.name, limit_s * 1e3, knee_s * 1e3,
-                           part * 100))
+                note = ('; %s keeps its need to %.0f ms, %.0f ms now, '
+                        '%.0f ms a request at the border: %.0f %% of '
+                        'the room' % (r.name, limit_s * 1e3,
+                                      latency_s * 1e3, service_s * 1e3,
+                                      part * 100))
         return margin, note
 
     def _release_budget(self, rows, saturation):
