@@ -978,6 +978,37 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertIn('its 1.80 in flight wait in its own throttle queue '
                       '(draining, 150 ms)', d.reason)
 
+    def test_a_draining_queue_that_would_take_a_margin_keeps_its_cap(
+            self):
+        # Scenario plan 1 of seed 3: a draining cap lifted with 6.6
+        # requests queued, and the next interval read 138 ms with a
+        # guest at one request at a time at 63 % of its floor.  Here p
+        # needs 11.5 requests/s, 72 ms with its guard band, and is at
+        # 40 ms: 32 ms is 2.9 requests of the border's 11.1 ms, and
+        # vm1's 6.6 would cost it 73 ms.  Kept, vm1's cap paces its
+        # queue; with 1.8 queued (20 ms) it is lifted, and the others'
+        # growth is bounded by what is left.
+        cap = model.Cap(iops=14, bytes_sec=14 * KB64)
+        state = guarantee.DomainState(
+            calm_streak=2, served=(('p/vda', 11.5, 0.040),),
+            demand_bound=(('p/vda', 11.5),), lowest_latency_s=0.030)
+        burster = model.Cap(iops=40, bytes_sec=40 * KB64)
+
+        def run(queued):
+            return by_name(decide(
+                [disk('vm1', 12, queued / 12, cap=cap),
+                 disk('vm2', 40, 0.4, cap=burster),
+                 disk('p', 11.5, 0.040, min_iops=11.5)], state=state))
+        kept = run(6.6)
+        self.assertEqual(model.CAP, kept['vm1'].action)
+        self.assertEqual(14, kept['vm1'].cap.iops)
+        self.assertIn('kept, not lifted', kept['vm1'].reason)
+        self.assertIn('6.6 requests lifted into it', kept['vm1'].reason)
+        lifted = run(1.8)
+        self.assertEqual(model.RELEASE, lifted['vm1'].action)
+        self.assertIn('1.8 requests lifted into it', lifted['vm2'].reason)
+        self.assertGreater(kept['vm2'].cap.iops, lifted['vm2'].cap.iops)
+
     def test_lifted_when_it_would_exceed_the_border(self):
         cap = model.Cap(iops=85, bytes_sec=85 * KB64)
         out = decide([disk('vm1', 85, 0.2, cap=cap)], state=CALM)
