@@ -1441,6 +1441,17 @@ def _at_depth(inflight):
     return inflight > 0 and inflight >= EXPOSED_INFLIGHT * _depth(inflight)
 
 
+def knee_latency_s(rows, border_fraction):
+    """The most latency the domain can show at its border with the
+    requests in flight it has now, capped ones included (QEMU counts a
+    throttle queue's wait in them, and a cap lifted sends that queue to
+    the store): every one of them in the store at once, ``sum(q)`` over
+    the rate at which this mix's load is the border.  0 on a domain
+    doing no I/O."""
+    return (sum(r.disk.sample.inflight for r in rows)
+            * queue_service_s(rows, border_fraction))
+
+
 def queue_service_s(rows, border_fraction):
     """The store's time per request of this mix at its border: one over
     the rate at which this mix's load is the border, ``load / (iops x
@@ -1954,7 +1965,7 @@ class GuaranteePolicy(policy.Policy):
         and the requests their lifts send to the store: each cap is
         lifted (its demand fell under it), unless, below the border, the
         requests in flight of those lifted together would take a
-        guaranteed disk's whole latency margin (``_knee_margin``): a
+        guaranteed disk's whole latency margin (``_lift_taken``): a
         lifted cap sends its throttle queue to the store at once, a
         cap kept paces it, and costs nothing while its disk is under
         it.  Scenario plan 1 of seed 3 (doc/scenarios.rst, "A release
@@ -1965,16 +1976,33 @@ class GuaranteePolicy(policy.Policy):
         lifting = [r for r in rows
                    if r.disk.cap is not None and not r.wants_more]
         queued = sum(r.disk.sample.inflight for r in lifting)
-        if lifting and not saturation and queued > 0:
-            margin, note = self._knee_margin(rows, marked, queued)
-            if margin <= 0:
-                return [self._renew(r, 'kept, not lifted: %s, and its '
-                                    'queue would take a margin%s' % (
-                                        _not_pushing(r, t.want_inflight),
-                                        note))
-                        for r in lifting], 0.0
+        taken = self._lift_taken(rows, marked, queued) if (
+            lifting and not saturation) else None
+        if taken:
+            return [self._renew(r, 'kept, not lifted: %s; %s' % (
+                _not_pushing(r, t.want_inflight), taken))
+                for r in lifting], 0.0
         return [_release(r, _not_pushing(r, t.want_inflight))
                 for r in lifting], queued
+
+    def _lift_taken(self, rows, marked, queued):
+        """Whose latency margin ``queued`` requests sent to the store at
+        once would take whole (a note), or None: each adds one of the
+        store's service times at its border to every guest's latency,
+        whatever the load."""
+        t = self.tunables
+        service_s = queue_service_s(rows, t.border_fraction)
+        for r in rows:
+            limit_s = depth_latency_s(r, marked.get(r.disk.disk_id),
+                                      t.guard_fraction)
+            latency_s = r.disk.sample.latency_s
+            if queued * service_s > limit_s - latency_s:
+                return ('lifted, its queue would take %s\'s margin: %.1f '
+                        'requests of %.0f ms against %.0f ms now and its '
+                        'need\'s %.0f ms' % (
+                            r.name, queued, service_s * 1e3,
+                            latency_s * 1e3, limit_s * 1e3))
+        return None
 
     def _knee_margin(self, rows, marked, queued=0.0):
         """The part of the room under the border a release may take
@@ -1982,33 +2010,40 @@ class GuaranteePolicy(policy.Policy):
         and a note naming the disk that sets it.
 
         A guaranteed, uncapped disk sending no more than ``ceil(q)`` at
-        once keeps its need at its guard band up to ``depth_latency_s``;
-        the store's queue is read as M/M/1 at the load's part of the
-        border, ``queued`` requests (the throttle queues of caps this
-        release lifts) joining it first (``queue_room_part``), and the
-        least part over the disks bounds the release.
+        once keeps its need at its guard band up to ``depth_latency_s``.
+        Its latency at a load between now and the border is at most
+        the chord from its latency now to the most the border can show
+        (``knee_latency_s``; latency is convex in load), and is read as
+        M/M/1's rise where that is less, ``queued`` requests (the
+        throttle queues of caps this release lifts) joining the queue
+        first (``queue_room_part``).  The part of the room up to where
+        the lesser reaches its limit is its margin, and the least margin
+        over the disks bounds the release.
         """
         t = self.tunables
         service_s = queue_service_s(rows, t.border_fraction)
+        knee_s = knee_latency_s(rows, t.border_fraction)
         utilisation = sum(r.load for r in rows) / t.border_fraction
         margin, note = 1.0, ''
         for r in rows:
             limit_s = depth_latency_s(r, marked.get(r.disk.disk_id),
                                       t.guard_fraction)
-            if math.isinf(limit_s):
-                continue
             latency_s = r.disk.sample.latency_s
-            part = queue_room_part(utilisation, service_s,
-                                   limit_s - latency_s, queued)
+            if knee_s <= limit_s or knee_s <= latency_s:
+                continue
+            chord = max(0.0, (limit_s - latency_s) / (knee_s - latency_s))
+            queue = queue_room_part(utilisation, service_s,
+                                    limit_s - latency_s, queued)
+            part = max(chord, queue)
             if part < margin:
                 margin = part
                 note = ('; %s keeps its need to %.0f ms, %.0f ms now, '
-                        '%.0f ms a request at the border%s: %.0f %% of '
-                        'the room' % (r.name, limit_s * 1e3,
-                                      latency_s * 1e3, service_s * 1e3,
-                                      ', %.1f requests lifted into it'
-                                      % queued if queued > 0 else '',
-                                      part * 100))
+                        'the border\'s latency %.0f ms at most, %.0f ms a '
+                        'request there%s: %.0f %% of the room' % (
+                            r.name, limit_s * 1e3, latency_s * 1e3,
+                            knee_s * 1e3, service_s * 1e3,
+                            ', %.1f requests lifted into it' % queued
+                            if queued > 0 else '', part * 100))
         return margin, note
 
     def _release_budget(self, rows, saturation):

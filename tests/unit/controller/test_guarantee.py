@@ -833,8 +833,9 @@ class TestHoldAndRelease(testtools.TestCase):
         # border's 90 requests/s) more in an M/M/1 queue, whose 3.9 in
         # the system at 79 % become 8.1 at 89 %: the cap grows by 46 %
         # of the 18.5 IOPS of room, not by half of it.  (The chord to
-        # the latency of every request in flight at the border, vm1's
-        # 12 queued in its throttle included, allowed 42 %.)
+        # the most the border can show, every request in flight in the
+        # store at once, vm1's 12 queued in its throttle included,
+        # allows 42 %: the queue's reading is the lesser latency.)
         cap = model.Cap(iops=60, bytes_sec=60 * KB64)
         p_latency_s = 0.026
         disks = [disk('vm1', 60, 0.2, cap=cap),
@@ -851,8 +852,9 @@ class TestHoldAndRelease(testtools.TestCase):
         # (places=3: the bytes axis of STORE adds 1e-5 to every load.)
         self.assertAlmostEqual(60 + part * (90 - 71.5), d.cap.iops,
                                places=3)
-        self.assertIn('p keeps its need to 72 ms, 26 ms now, 11 ms a '
-                      'request at the border: 46 % of the room', d.reason)
+        self.assertIn('p keeps its need to 72 ms, 26 ms now, the border\'s '
+                      'latency 137 ms at most, 11 ms a request there: 46 % '
+                      'of the room', d.reason)
         # At 72 ms (under 3 x the lowest 26 ms: no queueing the border
         # would be read from) it has no margin left: the cap is held.
         p_latency_s = limit_s
@@ -891,6 +893,31 @@ class TestHoldAndRelease(testtools.TestCase):
         # An idle store: the headroom's requests, from none.
         self.assertAlmostEqual(0.5, guarantee.queue_room_part(
             0.0, 0.01, 0.01))
+
+    def test_few_requests_in_flight_bound_the_latency_a_queue_would_not(
+            self):
+        # Scenario plan 7 of seed 0: a paced guest at 30 ms, its limit
+        # 40 ms, beside a capped burster with a few requests in flight,
+        # the store at 90 % of its border.  An M/M/1 queue there grows
+        # by 0.9 requests of 11.1 ms from 9 (8 % of the room), but five
+        # requests of vm1 and p's 0.63 in the store at once read 62.5
+        # ms, and the chord from 30 ms to that allows 31 %: the queue's
+        # reading alone held vm1's cap at 3-9 % of the room an
+        # interval (0.90 of none's requests against 0.94-0.96 in the
+        # runs before it).
+        cap = model.Cap(iops=60, bytes_sec=60 * KB64)
+        state = guarantee.DomainState(
+            calm_streak=2, served=(('p/vda', 21.0, 0.030),),
+            demand_bound=(('p/vda', 21.0),), lowest_latency_s=0.025)
+        out = decide([disk('vm1', 60, 5 / 60, cap=cap),
+                      disk('p', 21, 0.030, min_iops=20.8)], state=state)
+        d = by_name(out)['vm1']
+        limit_s = 1 / (1.2 * 20.8)
+        knee_s = (5 + 0.63) * 0.81 / (81 * 0.9)
+        part = (limit_s - 0.030) / (knee_s - 0.030)
+        self.assertAlmostEqual(0.31, part, places=2)
+        self.assertAlmostEqual(60 + part * (90 - 81), d.cap.iops, places=2)
+        self.assertIn('31 % of the room', d.reason)
 
     def test_depth_latency_reads_the_need_of_one_request_at_a_time(self):
         size = KB64
@@ -1003,7 +1030,9 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertEqual(model.CAP, kept['vm1'].action)
         self.assertEqual(14, kept['vm1'].cap.iops)
         self.assertIn('kept, not lifted', kept['vm1'].reason)
-        self.assertIn('6.6 requests lifted into it', kept['vm1'].reason)
+        self.assertIn("its queue would take p's margin: 6.6 requests of "
+                      "11 ms against 40 ms now and its need's 72 ms",
+                      kept['vm1'].reason)
         lifted = run(1.8)
         self.assertEqual(model.RELEASE, lifted['vm1'].action)
         self.assertIn('1.8 requests lifted into it', lifted['vm2'].reason)
