@@ -456,60 +456,70 @@ Each interval, for one storage domain:
    guest taken to send no more than ``ceil(q)`` at once (at least one:
    a paced stream's ``q`` says no more) keeps its need, its floor or
    its demand if less, with its guard band to spare up to ``ceil(q) /
-   ((1 + guard) x need)`` (``depth_latency_s``).  The store is one
-   FIFO queue, and the policy reads it as M/M/1 at ``rho``, the load's
-   part of the border (``queue_room_part``): its mean number in the
-   system is ``rho / (1 - rho)`` and every request more in it adds one
-   service time ``S`` to everyone's latency, ``S`` the store's time per
-   request of this mix at its border (``queue_service_s``).  A guest
-   ``h`` seconds under its limit allows ``h / S`` requests more: the
-   release may take the queue to ``rho' / (1 - rho') = rho / (1 - rho)
-   + h / S``, and the least part of the room up to such a ``rho'`` over
-   the guests bounds the caps' growth (water-filled by weight, as the
-   room is).  Why M/M/1: the testbed's store serves requests one at a
-   time in a fixed time, M/D/1, whose queue is half M/M/1's at the same
-   load, and arrivals paced by caps queue less still; so a release
-   takes about half the headroom the store has, and the approach to a
-   guest's limit is geometric, as ``ROOM_SHARE``'s is to the border,
-   with the other half against a border learned a few percent over the
-   store's real rate (The learned capacity).  M/D/1 fits the testbed's
-   readings: a 128 KB guest at one request at a time read 32 ms with
-   the store at 75.5 of its border's 92.6 requests/s (81.5 %, 10.8 ms
-   a request), where M/D/1 says 24 ms of waiting and 34 ms in all
-   (scenario plan 1 of seed 3, 2026-11-28).  It replaces
-   a chord from the guest's latency to the latency of every request in
-   flight at the border, ``sum(q)`` over the border's rate, capped
-   guests' throttle queues included: but a cap that holds keeps its
-   queue in QEMU, a cap that grows sends it on no faster than it grows,
-   and only a cap lifted sends it to the store at once.  Those are
-   counted: the requests in flight of the caps a release lifts outright
-   (their disks no longer want more) join the queue first, and take
-   their ``S`` each from every guest's headroom; where together they
-   would take all of some guest's, the caps are kept instead
+   ((1 + guard) x need)`` (``depth_latency_s``).  What its latency
+   becomes as the caps grow is read two ways, and the lesser reading
+   is taken.  A bound: at the border the store runs at its full rate
+   with at most every request in flight in it, capped guests' throttle
+   queues included, so its latency there is at most ``sum(q)`` over
+   that rate (``knee_latency_s``); latency is convex in load, flat and
+   then steep, so between now and the border it stays under the chord
+   from the guest's latency to that.  And a model: the store is one
+   FIFO queue, read as M/M/1 at ``rho``, the load's part of the border
+   (``queue_room_part``), whose mean number in the system is ``rho /
+   (1 - rho)``, each request more in it adding one service time ``S``
+   to everyone's latency, ``S`` the store's time per request of this
+   mix at its border (``queue_service_s``); a guest ``h`` seconds
+   under its limit allows ``h / S`` requests more, up to ``rho' / (1 -
+   rho') = rho / (1 - rho) + h / S``.  The part of the room up to where
+   the lesser reading meets the guest's limit is its margin, and the
+   least margin over the guests bounds the caps' growth (water-filled
+   by weight, as the room is).  Why both: the chord's end is the most
+   the border can show, which a few requests in flight keep low and
+   deep throttle queues make high, yet a cap that holds keeps its
+   queue in QEMU and a cap that grows sends it on no faster than it
+   grows.  Behind three bursters held at 12-16 IOPS with 370-640 ms in
+   their throttle queues the chord's end read 193-229 ms, and each
+   release took 3-8 % of the room for a 128 KB guest 8 ms under its
+   limit at one request at a time, the store at 0.75-0.86 of
+   ``none``'s requests for six intervals (scenario plan 1 of seed 3,
+   0.893 of them over the plan); the queue allows 12 % (the unit
+   test's worked numbers).  Read alone, the queue held a paced guest's
+   neighbour at 3-9 % of the room an interval near the border, where a
+   few requests in flight kept the chord's end at 49-57 ms and the
+   chord allowed 14-60 % (seed 0 plan 7: 0.90 of ``none``'s
+   requests against 0.94-0.96 in the runs before; doc/scenarios.rst,
+   "A release's latency margin read as a queue").  Why M/M/1: the
+   testbed's store serves requests one at a time in a fixed time,
+   M/D/1, whose queue is half M/M/1's at the same load, and arrivals
+   paced by caps queue less still; so a release takes about half the
+   headroom the store has, the approach to a guest's limit is
+   geometric, as ``ROOM_SHARE``'s is to the border, and the other half
+   stands against a border learned a few percent over the store's real
+   rate (The learned capacity).  M/D/1 fits the testbed's readings: the
+   128 KB guest above read 32 ms with the store at 75.5 of its border's
+   92.6 requests/s (81.5 %, 10.8 ms a request), where M/D/1 says 24 ms
+   of waiting and 34 ms in all.  Near the border the queue is the
+   steeper reading, as it should be (seed 7 plan 7 above: 20-32 ms at
+   93 % of its store, 137 ms at the border).
+   The requests in flight of the caps a release lifts outright (their
+   disks no longer want more) join the queue at once, whatever the
+   load: each takes ``S`` from every guest's headroom in the queue's
+   reading (the chord's end counts them already), and where together
+   they would take all of some guest's, the caps are kept instead
    (``_lift``: a cap its disk is under costs that disk nothing, and
-   paces the queue it drains).  Lifted regardless, a draining cap
-   with 6.6 requests queued took a 128 KB guest paced at one request
-   at a time to 63 % of its floor at 138 ms (seed 3 plan 1, in a
-   variant that released more: doc/scenarios.rst, "A release let up to
-   81 % of the border").  In that plan three
-   bursters held at 12-16 IOPS with 370-640 ms in their throttle
-   queues put the chord's end at 193-229 ms, and each release took 3-8
-   % of the room for a guest 8 ms under its limit, the store at 0.75-
-   0.86 of ``none``'s requests for six intervals (0.893 of them over
-   the plan); the queue allows 12 % (the unit test's worked numbers).
-   Near the border the queue is the steeper bound, as it should be
-   (seed 7 plan 7 above: 20-32 ms at 93 % of its store, 137 ms at the
-   border): at 93 % of the border, 10.6 ms a request, a guest at 25
-   ms with its limit at 63 ms allows 3.6 requests more, from 13.3 in
-   the system to 16.9, 94.4 % of the border and 20 % of the room; the
-   chord, to a border's latency of 100 ms, would have allowed 51 %.
-   Where the store's knee lies under its learned border (a cost model
-   that misreads the mix), no reading of the load bounds the latency,
-   and the depth rule of step 1 defends the guest once the latency has
-   risen.
-   What it cannot see: a guest's latency that rises by more than the
-   queue (a store that slows with its load, a seek model's disk), and
-   a guest whose requests in flight hide its depth.
+   paces the queue it drains).  Lifted regardless, a draining cap with
+   6.6 requests queued went into the store in the interval in which
+   the other caps grew by 33-45 % of the room, and the next read 138
+   ms with a 128 KB guest paced at one request at a time at 63 % of
+   its floor (seed 3 plan 1, in a variant that released more:
+   doc/scenarios.rst, "A release let up to 81 % of the border").
+   Where the store's knee lies under its learned border
+   (a cost model that misreads the mix), no reading of the load bounds
+   the latency, and the depth rule of step 1 defends the guest once
+   the latency has risen.  Neither reading sees a guest's latency that
+   rises by more than the queue (a store that slows with its load, a
+   seek model's disk), nor a guest whose requests in flight hide its
+   depth.
    Below the border the calm wait ends early once every cut has acted
    (``_cuts_felt``), the floors fit and no uncapped guaranteed disk
    wants more (``_nothing_to_wait_for``).  The wait is for a disk that
@@ -1968,10 +1978,7 @@ class GuaranteePolicy(policy.Policy):
         guaranteed disk's whole latency margin (``_lift_taken``): a
         lifted cap sends its throttle queue to the store at once, a
         cap kept paces it, and costs nothing while its disk is under
-        it.  Scenario plan 1 of seed 3 (doc/scenarios.rst, "A release
-        let up to 81 % of the border"): a draining cap lifted with 6.6
-        requests queued, and the next interval read 138 ms with a 128
-        KB guest at 63 % of its floor."""
+        it (the essay's step 4)."""
         t = self.tunables
         lifting = [r for r in rows
                    if r.disk.cap is not None and not r.wants_more]
