@@ -1056,6 +1056,24 @@ overstatement.  Where it never acted (six draws) its runs are this
 policy's decisions again: floors 41 of 42 plans that fit against the
 earlier runs' 38, totals 35 against 36, overbooked 8 of 18 against 5,
 what separates two runs.
+Then the margin read as the lesser of the chord and an M/M/1 queue's
+rise, with a lift's queue counted or the lift kept (step 4;
+doc/scenarios.rst, "A release's latency margin read as a queue").
+What the run above showed stands for a lift: a cap lifted sends its
+throttle queue to the store, and that queue is now counted, a service
+time a request, or the cap kept; a cap that holds or grows sends
+its queue on at its rate, and the queue's reading prices that.  Four
+draws (seeds 0, 3, 29 and 31, one run each, against the ``-marks``
+runs): floors 29 of 30 plans that fit (29), reaction 29 (29), totals
+26 (25), overbooked 5 of 10 (4).  The queue's reading was the lesser
+in 8 intervals of 4 plans: seed 3 plan 1 moved 0.98 of ``none``'s
+requests (0.893), seed 31 plans 1 and 3 0.97 and 1.00 (0.956, 0.960),
+every floor kept.  Read alone, instead of the chord, it held seed 0
+plan 7's burster at 3-9 % of the room an interval beside a paced
+guest with a few requests in flight around it (0.90 of ``none``'s
+requests against 0.94-0.96): a few closed loops cannot queue more
+than they send, which the chord's end knows and an open queue does
+not.
 
 Tunables (``[controller]``)
 ---------------------------
