@@ -1950,7 +1950,9 @@ class GuaranteePolicy(policy.Policy):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         weights = [r.disk.guarantee.weight for r in growing]
-        decisions, queued = self._lift(rows, saturation, marked)
+        # Below the border only: both readings of the latency margins.
+        limits = () if saturation else self._latency_limits(rows, marked)
+        decisions, queued = self._lift(rows, limits)
         steps = [r.cap_load * t.release_fraction for r in growing]
         room_note = ''
         if not saturation and growing:
@@ -1965,7 +1967,7 @@ class GuaranteePolicy(policy.Policy):
                 grant = short_of_knee
                 room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
-            margin, margin_note = self._knee_margin(rows, marked, queued)
+            margin, margin_note = self._knee_margin(rows, limits, queued)
             if margin < 1.0:
                 steps = _within(steps, weights, margin * room)
                 room_note += margin_note
@@ -1988,11 +1990,20 @@ class GuaranteePolicy(policy.Policy):
                     'by %.1f %% (%s)' % (step / r.cap_load * 100, why)))
         return decisions
 
-    def _lift(self, rows, saturation, marked):
+    def _latency_limits(self, rows, marked):
+        """Each disk with the highest latency at which it keeps its need
+        (``depth_latency_s``; infinite for one without such a limit) and
+        its latency now."""
+        guard = self.tunables.guard_fraction
+        return [(r, depth_latency_s(r, marked.get(r.disk.disk_id), guard),
+                 r.disk.sample.latency_s) for r in rows]
+
+    def _lift(self, rows, limits):
         """The decisions for the capped disks that no longer want more,
         and the requests their lifts send to the store: each cap is
-        lifted (its demand fell under it), unless, below the border, the
-        requests in flight of those lifted together would take a
+        lifted (its demand fell under it), unless, below the border
+        (``limits`` given), the requests in flight of those lifted
+        together would take a
         guaranteed disk's whole latency margin (``_lift_taken``): a
         lifted cap sends its throttle queue to the store at once, a
         cap kept paces it, and costs nothing while its disk is under
@@ -2001,8 +2012,8 @@ class GuaranteePolicy(policy.Policy):
         lifting = [r for r in rows
                    if r.disk.cap is not None and not r.wants_more]
         queued = sum(r.disk.sample.inflight for r in lifting)
-        taken = self._lift_taken(rows, marked, queued) if (
-            lifting and not saturation) else None
+        taken = self._lift_taken(rows, limits, queued) if (
+            lifting and limits) else None
         if taken:
             return [self._renew(r, 'kept, not lifted: %s; %s' % (
                 _not_pushing(r, t.want_inflight), taken))
@@ -2010,17 +2021,13 @@ class GuaranteePolicy(policy.Policy):
         return [_release(r, _not_pushing(r, t.want_inflight))
                 for r in lifting], queued
 
-    def _lift_taken(self, rows, marked, queued):
+    def _lift_taken(self, rows, limits, queued):
         """Whose latency margin ``queued`` requests sent to the store at
         once would take whole (a note), or None: each adds one of the
         store's service times at its border to every guest's latency,
         whatever the load."""
-        t = self.tunables
-        service_s = queue_service_s(rows, t.border_fraction)
-        for r in rows:
-            limit_s = depth_latency_s(r, marked.get(r.disk.disk_id),
-                                      t.guard_fraction)
-            latency_s = r.disk.sample.latency_s
+        service_s = queue_service_s(rows, self.tunables.border_fraction)
+        for r, limit_s, latency_s in limits:
             if queued * service_s > limit_s - latency_s:
                 return ('lifted, its queue would take %s\'s margin: %.1f '
                         'requests of %.0f ms against %.0f ms now and its '
@@ -2029,14 +2036,15 @@ class GuaranteePolicy(policy.Policy):
                             latency_s * 1e3, limit_s * 1e3))
         return None
 
-    def _knee_margin(self, rows, marked, queued=0.0):
+    def _knee_margin(self, rows, limits, queued):
         """The part of the room under the border a release may take
         by the latency margins of the guaranteed disks (1.0: all of it),
         and a note naming the disk that sets it.
 
         A guaranteed, uncapped disk sending no more than ``ceil(q)`` at
-        once keeps its need at its guard band up to ``depth_latency_s``.
-        Its latency at a load between now and the border is at most
+        once keeps its need at its guard band up to ``depth_latency_s``
+        (``limits``, from ``_latency_limits``).  Its latency at a load
+        between now and the border is at most
         the chord from its latency now to the most the border can show
         (``knee_latency_s``; latency is convex in load), and is read as
         M/M/1's rise where that is less, ``queued`` requests (the
@@ -2050,10 +2058,7 @@ class GuaranteePolicy(policy.Policy):
         knee_s = knee_latency_s(rows, t.border_fraction)
         utilisation = sum(r.load for r in rows) / t.border_fraction
         margin, note = 1.0, ''
-        for r in rows:
-            limit_s = depth_latency_s(r, marked.get(r.disk.disk_id),
-                                      t.guard_fraction)
-            latency_s = r.disk.sample.latency_s
+        for r, limit_s, latency_s in limits:
             if knee_s <= limit_s or knee_s <= latency_s:
                 continue
             chord = max(0.0, (limit_s - latency_s) / (knee_s - latency_s))
