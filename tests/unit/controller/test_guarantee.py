@@ -389,6 +389,15 @@ class TestTighten(testtools.TestCase):
 CALM = guarantee.DomainState(calm_streak=2)
 
 
+def marked_p(iops, latency_s, lowest_s):
+    """Two calm intervals behind, guest p served ``iops`` at
+    ``latency_s`` and marked demand-bound at that rate, the domain's
+    lowest latency ``lowest_s``."""
+    return guarantee.DomainState(
+        calm_streak=2, served=(('p/vda', iops, latency_s),),
+        demand_bound=(('p/vda', iops),), lowest_latency_s=lowest_s)
+
+
 class TestEscalation(testtools.TestCase):
 
     def test_a_persisting_shortfall_doubles_the_cut(self):
@@ -840,9 +849,7 @@ class TestHoldAndRelease(testtools.TestCase):
         p_latency_s = 0.026
         disks = [disk('vm1', 60, 0.2, cap=cap),
                  disk('p', 11.5, p_latency_s, min_iops=11.5)]
-        state = guarantee.DomainState(
-            calm_streak=2, served=(('p/vda', 11.5, p_latency_s),),
-            demand_bound=(('p/vda', 11.5),), lowest_latency_s=0.026)
+        state = marked_p(11.5, p_latency_s, lowest_s=0.026)
         out = decide(disks, state=state)
         limit_s = 1 / (1.2 * 11.5)
         rho = 71.5 / 90
@@ -906,9 +913,7 @@ class TestHoldAndRelease(testtools.TestCase):
         # interval (0.90 of none's requests against 0.94-0.96 in the
         # runs before it).
         cap = model.Cap(iops=60, bytes_sec=60 * KB64)
-        state = guarantee.DomainState(
-            calm_streak=2, served=(('p/vda', 21.0, 0.030),),
-            demand_bound=(('p/vda', 21.0),), lowest_latency_s=0.025)
+        state = marked_p(21.0, 0.030, lowest_s=0.025)
         out = decide([disk('vm1', 60, 5 / 60, cap=cap),
                       disk('p', 21, 0.030, min_iops=20.8)], state=state)
         d = by_name(out)['vm1']
@@ -1016,9 +1021,7 @@ class TestHoldAndRelease(testtools.TestCase):
         # queue; with 1.8 queued (20 ms) it is lifted, and the others'
         # growth is bounded by what is left.
         cap = model.Cap(iops=14, bytes_sec=14 * KB64)
-        state = guarantee.DomainState(
-            calm_streak=2, served=(('p/vda', 11.5, 0.040),),
-            demand_bound=(('p/vda', 11.5),), lowest_latency_s=0.030)
+        state = marked_p(11.5, 0.040, lowest_s=0.030)
         burster = model.Cap(iops=40, bytes_sec=40 * KB64)
 
         def run(queued):
