@@ -945,6 +945,42 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertTrue(math.isinf(limit(
             15, 0.02, cap=model.Cap(iops=20, bytes_sec=20 * KB64))))
         self.assertTrue(math.isinf(limit(0, 0.0)))
+        # Paced at 8 with two requests at once shown before: twice the
+        # latency; a depth under this interval's ceil(q) changes nothing.
+        row = guarantee.assess(disk('p', 8, 0.03, min_iops=10), STORE, 0.5)
+        self.assertAlmostEqual(2 / (1.2 * 8), guarantee.depth_latency_s(
+            row, None, guard, depth=2))
+        row = guarantee.assess(disk('p', 12, 0.1, min_iops=10), STORE, 0.5)
+        self.assertAlmostEqual(2 / (1.2 * 10), guarantee.depth_latency_s(
+            row, None, guard, depth=1))
+
+    def test_a_depth_the_guest_showed_bounds_its_margin_not_ceil_q(self):
+        # The state of test_few_requests_in_flight_bound_the_latency_a_
+        # queue_would_not, p having shown two requests at once five
+        # intervals ago (scenario plan 2 of seed 3: two processes at 10
+        # requests/s each, 1.39 in flight at 75 ms in the first
+        # interval, 0.6-0.84 at 27-42 ms after the cut).  With one at a
+        # time p keeps its need to 40 ms and the release takes 31 % of
+        # the room; with two, to 80 ms, past the 63 ms the border can
+        # show, and the cap grows its 10 %.
+        cap = model.Cap(iops=60, bytes_sec=60 * KB64)
+        disks = [disk('vm1', 60, 5 / 60, cap=cap),
+                 disk('p', 21, 0.030, min_iops=20.8)]
+        state = marked_p(21.0, 0.030, lowest_s=0.025)
+        one = by_name(decide(disks, state=state))['vm1']
+        two = by_name(decide(disks, state=dataclasses.replace(
+            state, depths=(('p/vda', 2, 5),))))['vm1']
+        self.assertAlmostEqual(62.78, one.cap.iops, places=2)
+        self.assertAlmostEqual(66.0, two.cap.iops, places=6)
+        self.assertNotIn('keeps its need', two.reason)
+        # Bounded by it (eight requests of vm1 and p's 0.84 read 98 ms
+        # at the border), the note names the depth.
+        disks = [disk('vm1', 60, 8 / 60, cap=cap),
+                 disk('p', 21, 0.040, min_iops=20.8)]
+        two = by_name(decide(disks, state=dataclasses.replace(
+            state, depths=(('p/vda', 2, 5),))))['vm1']
+        self.assertIn('p keeps its need to 80 ms (2 requests at once, as '
+                      'it showed)', two.reason)
 
     def test_the_tightest_floor_bounds_a_release_not_the_sum(self):
         # Scenario plan 0 of seed 0 on a 100 IOPS store at its border:
@@ -1045,6 +1081,48 @@ class TestHoldAndRelease(testtools.TestCase):
         cap = model.Cap(iops=85, bytes_sec=85 * KB64)
         out = decide([disk('vm1', 85, 0.2, cap=cap)], state=CALM)
         self.assertEqual(model.RELEASE, by_name(out)['vm1'].action)
+
+
+class TestDepthMarks(testtools.TestCase):
+    """What a disk showed it sends at once (``depth_marks``)."""
+
+    def marks(self, depths, *samples):
+        return guarantee.depth_marks(depths, [
+            disk(name, iops, latency_s, min_iops=10)
+            for name, iops, latency_s in samples])
+
+    def test_requests_in_flight_prove_their_ceiling_less_the_overcount(
+            self):
+        # 1.39 in flight (scenario plan 2 of seed 3's two processes)
+        # proves two; 1.22 (one process's 1.10 at most, with room) does
+        # not; 2.44 (two processes, the bench's largest overcount) is
+        # two, not three.
+        self.assertEqual((('a/vda', 2, 0),),
+                         self.marks((), ('a', 18.5, 1.39 / 18.5)))
+        self.assertEqual((), self.marks((), ('a', 10, 0.122)))
+        self.assertEqual((('a/vda', 2, 0),),
+                         self.marks((), ('a', 10, 0.244)))
+
+    def test_a_depth_is_kept_for_a_minute_of_io_and_a_higher_one_wins(
+            self):
+        depths = self.marks((), ('a', 20, 0.07))
+        for age in range(1, guarantee.DEPTH_MEMORY_INTERVALS):
+            depths = self.marks(depths, ('a', 20, 0.035))
+            self.assertEqual((('a/vda', 2, age),), depths)
+        self.assertEqual((), self.marks(depths, ('a', 20, 0.035)))
+        self.assertEqual((('a/vda', 3, 0),),
+                         self.marks((('a/vda', 2, 7),), ('a', 20, 0.15)))
+
+    def test_a_disk_without_io_forgets_its_depth(self):
+        self.assertEqual((), self.marks((('a/vda', 2, 3),), ('a', 0, 0.0)))
+        self.assertEqual((), self.marks((('a/vda', 2, 3),),
+                                        ('b', 20, 0.035)))
+
+    def test_decide_keeps_them_in_its_state(self):
+        out = decide([disk('vm1', 60, 0.2, cap=model.Cap(60, 60 * KB64)),
+                      disk('p', 20, 0.07, min_iops=10)])
+        self.assertEqual((('vm1/vda', 10, 0), ('p/vda', 2, 0)),
+                         out.state.depths)
 
 
 class TestBaseline(testtools.TestCase):
