@@ -32,7 +32,13 @@ cannot end another host's caps.
 A host whose report says it could not read its disks (``unreadable``:
 libvirtd restarting) holds the domains its disks were in at its last
 readable report: they are not decided on the others' disks alone, for
-at most BLIND_ROUNDS rounds in a window (see there).
+at most BLIND_ROUNDS rounds in a window (see there).  So does a host
+that is *late*: heard from within ``host_timeout_s`` but not in a
+round that ran without it after ``wait_s``, for the domains it shares
+with the hosts that did report, from the same budget.  Its load is
+missing from those domains' view as a blind host's is, and reads as
+room the caps elsewhere would be released into; a host silent past
+``host_timeout_s`` is gone, and its domains are decided without it.
 """
 
 import collections
@@ -395,6 +401,7 @@ class Core:
                 floors[host] = host_floors
             if not report.unreadable:
                 self._host_domains[host] = frozenset(host_domains[host])
+        held |= self._late_domains(pending, now_s, by_domain_disks, errors)
         self.owners = owners
         by_host = collections.defaultdict(list)
         by_domain, peaks, loads = {}, {}, {}
@@ -429,27 +436,48 @@ class Core:
         a window (see there); the rest are decided on what the others
         report."""
         held = set()
-        window_s = BLIND_WINDOW_INTERVALS * self.interval_s
         for host in sorted(pending):
-            report = pending[host][0]
-            if not report.unreadable:
-                continue
-            domains = self._host_domains.get(host, frozenset())
-            rounds = [t for t in self._blind_rounds.get(host, ())
-                      if now_s - t < window_s]
-            if domains and len(rounds) < BLIND_ROUNDS:
-                rounds.append(now_s)
-                held |= domains
-                errors.append('%s could not read its disks: %s not '
-                              'decided this round (caps keep their leases)'
-                              % (host, ', '.join(sorted(domains))))
-            elif domains:
-                errors.append('%s could not read its disks for more than '
-                              '%d rounds in %.0f s: %s decided without them'
-                              % (host, BLIND_ROUNDS, window_s,
-                                 ', '.join(sorted(domains))))
-            self._blind_rounds[host] = rounds
+            if pending[host][0].unreadable:
+                held |= self._hold_for(
+                    host, self._host_domains.get(host, frozenset()), now_s,
+                    'could not read its disks', errors)
         return held
+
+    def _late_domains(self, pending, now_s, reported, errors):
+        """The domains not decided this round for a late host: one heard
+        from within ``host_timeout_s`` that is not in ``pending``, for
+        the domains of its last readable report that others report this
+        round (``reported``), from the budget of a blind host."""
+        held = set()
+        for host in self.live_hosts(now_s):
+            if host in pending:
+                continue
+            shared = self._host_domains.get(host, frozenset()).intersection(
+                reported)
+            held |= self._hold_for(host, shared, now_s,
+                                   'has not reported this round', errors)
+        return held
+
+    def _hold_for(self, host, domains, now_s, why, errors):
+        """``domains`` held for ``host`` (``why`` it cannot speak for
+        them), if it has held fewer than BLIND_ROUNDS rounds in the
+        window; else none, and the errors say which."""
+        if not domains:
+            return frozenset()
+        window_s = BLIND_WINDOW_INTERVALS * self.interval_s
+        rounds = [t for t in self._blind_rounds.get(host, ())
+                  if now_s - t < window_s]
+        self._blind_rounds[host] = rounds
+        names = ', '.join(sorted(domains))
+        if len(rounds) < BLIND_ROUNDS:
+            rounds.append(now_s)
+            errors.append('%s %s: %s not decided this round (caps keep '
+                          'their leases)' % (host, why, names))
+            return domains
+        errors.append('%s %s for more than %d rounds in %.0f s: %s decided '
+                      'without its disks' % (host, why, BLIND_ROUNDS,
+                                             window_s, names))
+        return frozenset()
 
     def cast(self, agent_id, decisions, issued_at, now_s):
         """The shell cast ``decisions`` (model.Decision) issued at

@@ -219,7 +219,85 @@ class TestBlindHost(testtools.TestCase):
         self.assertEqual([True, True, False, False], held)
         r, views = self.round(h1_blind=True)
         self.assertEqual(['u2/vda'], views['store'])
-        self.assertIn('decided without them', r.errors[0])
+        self.assertIn('decided without its disks', r.errors[0])
+
+
+class TestLateHost(testtools.TestCase):
+    """A live host whose report missed a round (the round ran after
+    ``wait_s`` without it) keeps the domains it shares from being
+    decided on the others' disks alone, from a blind host's budget."""
+
+    def setUp(self):
+        super().setUp()
+        self.policy = Recorder()
+        self.core = make_core(self.policy,
+                              aliases={'keyA': 'store', 'keyB': 'store'})
+        self.now = 0.0
+
+    def round(self, h1=True, h2_alone=False):
+        self.now += 2.0
+        if h1:
+            self.core.add_report(report('h1', sample('u1', 'keyA', 20.0),
+                                        sample('u4', 'own', 5.0)),
+                                 self.now)
+        self.core.add_report(report(
+            'h2', *((sample('u3', 'other', 5.0),) if h2_alone else
+                    (sample('u2', 'keyB', 40.0),
+                     sample('u3', 'other', 5.0)))), self.now)
+        if not h1:
+            # The round runs once h2's report has waited wait_s.
+            self.now += self.core.wait_s
+            self.assertTrue(self.core.due(self.now))
+        seen = len(self.policy.views)
+        r = self.core.decide(self.now)
+        return r, {v.storage_domain: sorted(d.disk_id for d in v.disks)
+                   for v in self.policy.views[seen:]}
+
+    def test_its_shared_domain_waits_for_it(self):
+        self.round()
+        r, views = self.round(h1=False)
+        # Decided on u2 alone, the store would read h1's 20 IOPS as
+        # room; the domain only h2 reports is decided as usual.
+        self.assertNotIn('store', views)
+        self.assertEqual(['u3/vda'], views['other'])
+        self.assertEqual(['h1 has not reported this round: store not '
+                          'decided this round (caps keep their leases)'],
+                         list(r.errors))
+        r, views = self.round()
+        self.assertEqual(['u1/vda', 'u2/vda'], views['store'])
+        self.assertEqual(['u4/vda'], views['own'])
+
+    def test_only_the_domains_others_report_are_held(self):
+        # h2 no longer reports a disk in the store: nothing to hold,
+        # and no budget spent.
+        self.round()
+        r, views = self.round(h1=False, h2_alone=True)
+        self.assertEqual({'other': ['u3/vda']}, views)
+        self.assertEqual((), r.errors)
+        self.round()
+        self.assertNotIn('store', self.round(h1=False)[1])
+
+    def test_two_rounds_a_window_at_most(self):
+        # A late round every other one (h1 stays live): the third in
+        # the window is decided without it.
+        held = []
+        for _ in range(2):
+            self.round()
+            held.append('store' not in self.round(h1=False)[1])
+        self.assertEqual([True, True], held)
+        self.round()
+        r, views = self.round(h1=False)
+        self.assertEqual(['u2/vda'], views['store'])
+        self.assertIn('h1 has not reported this round for more than 2 '
+                      'rounds in 60 s: store decided without its disks',
+                      r.errors[0])
+
+    def test_a_host_silent_past_its_timeout_is_gone(self):
+        self.round()
+        self.now += self.core.host_timeout_s
+        r, views = self.round(h1=False)
+        self.assertEqual(['u2/vda'], views['store'])
+        self.assertEqual((), r.errors)
 
 
 class Releaser(Recorder):
