@@ -10,13 +10,13 @@ once the bus is back.
 """
 
 import dataclasses
+import math
 import threading
 import time
 import uuid
 
 from oslo_log import log as logging
 
-from iothrottle.compute import agent as agent_mod
 from iothrottle.rpc import fence as fence_mod
 from iothrottle.rpc import reporter as reporter_mod
 from iothrottle.rpc import wire
@@ -236,26 +236,37 @@ class RemoteAgent:
         return report
 
     def run(self, stop_event, on_step=None):
-        """Step on a fixed grid until ``stop_event``; caps are lifted on
-        the way out.  A failing step is logged, never fatal."""
-        clock = self.agent.clock
-        next_tick_s = clock()
+        """Step on the wall clock's grid of ``interval_s`` until
+        ``stop_event``; caps are lifted on the way out.  A failing step
+        is logged, never fatal.
+
+        Every host's agent steps at the same instants (the multiples of
+        ``interval_s`` since the epoch; NTP keeps hosts within
+        milliseconds of each other), so the conductor's round finds the
+        reports of every host of a shared storage domain together.  On
+        grids laid from each agent's start, hosts more than the
+        conductor's ``wait_s`` apart split the domain between rounds,
+        each decided on part of its disks.  A step that overruns skips
+        the grid points it missed."""
         try:
-            while not stop_event.is_set():
+            while not stop_event.wait(
+                    aligned_wait_s(self.wall_clock(), self.interval_s)):
                 try:
                     report = self.step()
                     if on_step is not None:
                         on_step(report)
                 except Exception:
                     LOG.exception('agent step failed; carrying on')
-                next_tick_s = agent_mod.next_tick(
-                    next_tick_s, self.interval_s, clock())
-                if stop_event.wait(max(0.0, next_tick_s - clock())):
-                    break
         finally:
             if self.reporter is not None:
                 self.reporter.stop()
             self.agent.release_all()
+
+
+def aligned_wait_s(wall_s, interval_s):
+    """Seconds from ``wall_s`` to the next multiple of ``interval_s``
+    (a whole interval when ``wall_s`` is on one)."""
+    return interval_s - math.fmod(wall_s, interval_s)
 
 
 def start_thread(remote, stop_event, name='iothrottle-agent'):
