@@ -171,9 +171,9 @@ class TestRound(testtools.TestCase):
         self.assertEqual(1, len(r.errors))
 
 
-class TestBlindHost(testtools.TestCase):
-    """A host whose agent could not read libvirt (restarting) keeps the
-    domains its disks share from being decided on the others' alone."""
+class SharedStoreCase(testtools.TestCase):
+    """h1 and h2 share the storage domain ``store`` (keys keyA and keyB);
+    h2 also has a domain of its own."""
 
     def setUp(self):
         super().setUp()
@@ -181,6 +181,18 @@ class TestBlindHost(testtools.TestCase):
         self.core = make_core(self.policy,
                               aliases={'keyA': 'store', 'keyB': 'store'})
         self.now = 0.0
+
+    def decide(self):
+        """The Round at ``now`` and what it decided: {domain: [disk]}."""
+        seen = len(self.policy.views)
+        r = self.core.decide(self.now)
+        return r, {v.storage_domain: sorted(d.disk_id for d in v.disks)
+                   for v in self.policy.views[seen:]}
+
+
+class TestBlindHost(SharedStoreCase):
+    """A host whose agent could not read libvirt (restarting) keeps the
+    domains its disks share from being decided on the others' alone."""
 
     def round(self, h1_blind=False):
         self.now += 2.0
@@ -190,10 +202,7 @@ class TestBlindHost(testtools.TestCase):
         self.core.add_report(h1, self.now)
         self.core.add_report(report('h2', sample('u2', 'keyB', 40.0),
                                     sample('u3', 'other', 5.0)), self.now)
-        seen = len(self.policy.views)
-        r = self.core.decide(self.now)
-        return r, {v.storage_domain: sorted(d.disk_id for d in v.disks)
-                   for v in self.policy.views[seen:]}
+        return self.decide()
 
     def test_its_shared_domain_waits_a_round_and_resumes(self):
         self.round()
@@ -222,17 +231,10 @@ class TestBlindHost(testtools.TestCase):
         self.assertIn('decided without its disks', r.errors[0])
 
 
-class TestLateHost(testtools.TestCase):
+class TestLateHost(SharedStoreCase):
     """A live host whose report missed a round (the round ran after
     ``wait_s`` without it) keeps the domains it shares from being
     decided on the others' disks alone, from a blind host's budget."""
-
-    def setUp(self):
-        super().setUp()
-        self.policy = Recorder()
-        self.core = make_core(self.policy,
-                              aliases={'keyA': 'store', 'keyB': 'store'})
-        self.now = 0.0
 
     def round(self, h1=True, h2_alone=False):
         self.now += 2.0
@@ -248,10 +250,7 @@ class TestLateHost(testtools.TestCase):
             # The round runs once h2's report has waited wait_s.
             self.now += self.core.wait_s
             self.assertTrue(self.core.due(self.now))
-        seen = len(self.policy.views)
-        r = self.core.decide(self.now)
-        return r, {v.storage_domain: sorted(d.disk_id for d in v.disks)
-                   for v in self.policy.views[seen:]}
+        return self.decide()
 
     def test_its_shared_domain_waits_for_it(self):
         self.round()
