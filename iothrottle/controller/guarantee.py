@@ -453,10 +453,29 @@ Each interval, for one storage domain:
    against a lowest of 15, 1.5 x: scenario plan 6 of seed 19).
    Whatever its size, a release below the border keeps the *latency
    margin* of every uncapped guaranteed guest (``_knee_margin``).  A
-   guest taken to send no more than ``ceil(q)`` at once (at least one:
-   a paced stream's ``q`` says no more) keeps its need, its floor or
-   its demand if less, with its guard band to spare up to ``ceil(q) /
-   ((1 + guard) x need)`` (``depth_latency_s``).  What its latency
+   guest taken to send no more than ``D`` requests at once keeps its
+   need, its floor or its demand if less, with its guard band to spare
+   up to ``D / ((1 + guard) x need)`` (``depth_latency_s``).  ``D`` is
+   the most it showed at once in the last ``DEPTH_MEMORY_INTERVALS``
+   (30) intervals in which it did I/O (``depth_marks``: ``q`` in flight
+   over an interval proves the ceiling of ``q / (1 +
+   DEPTH_OVERCOUNT)``, the overcount 0.3), or ``ceil(q)`` now if more,
+   and at least one.  Why remembered: a paced stream's ``q`` says only
+   that it sends at least one at a time, and a guest of two processes
+   at 10 requests/s each shows 0.7 in flight at 35 ms, one request's
+   margin, where it has two.  In the six draws of 2026-11-28, 100
+   release decisions were bounded by a guest whose ``q`` had shown a
+   higher depth earlier in its plan, most to 8-35 % of the room
+   (scenario plan 2 of seed 3: a 4 KB guest of two processes, 1.39 in
+   flight at 75 ms in its first interval, 0.54-0.84 at 27-42 ms after
+   the cut, held each release to 19-32 % of the room by a limit of 51
+   ms where it had 102; 0.961 of ``none``'s requests).  What the
+   memory cannot see is a guest that sends fewer at once than it
+   showed, at the same rate (its streams merged, or grew eager): the
+   release then reads a margin the guest no longer has, its floor may
+   fall short for an interval, and step 1's depth rule, which reads
+   ``ceil(q)`` alone, defends it.  A guest that stops for an interval
+   is read afresh.  What its latency
    becomes as the caps grow is read two ways, and the lesser reading
    is taken.  A bound: at the border the store runs at its full rate
    with at most every request in flight in it, capped guests' throttle
@@ -518,8 +537,8 @@ Each interval, for one storage domain:
    the latency, and the depth rule of step 1 defends the guest once
    the latency has risen.  Neither reading sees a guest's latency that
    rises by more than the queue (a store that slows with its load, a
-   seek model's disk), nor a guest whose requests in flight hide its
-   depth.
+   seek model's disk), nor a guest whose requests in flight hide a
+   depth it has not shown in the last minute.
    Below the border the calm wait ends early once every cut has acted
    (``_cuts_felt``), the floors fit and no uncapped guaranteed disk
    wants more (``_nothing_to_wait_for``).  The wait is for a disk that
@@ -790,9 +809,12 @@ restarted controller or a second host picks up where the last one
 stopped.  Its state is per domain: the baseline latency, the learned
 capacity, two streak counters, the share scale of an overbooked domain
 (lost, it is 1 again: the victim that lowered it waits a few intervals
-more), and last interval's rate and latency of each uncapped disk with
+more), last interval's rate and latency of each uncapped disk with
 the demand-bound marks (lost, they cost one interval in which a
-demand-bound disk counts as wanting more).
+demand-bound disk counts as wanting more), and the most requests each
+disk showed in flight at once in the last minute (lost, a release
+reads a paced guest's margin at this interval's ``ceil(q)`` until the
+guest shows its depth again).
 
 Worked numbers, the ``iothrottle-bench seed000`` store (100 IOPS at any
 size, 64 KB random writes): VM1 runs 10 processes and does 82 IOPS
