@@ -461,7 +461,9 @@ class Core:
     def _hold_for(self, host, domains, now_s, why, errors):
         """``domains`` held for ``host`` (``why`` it cannot speak for
         them), if it has held fewer than BLIND_ROUNDS rounds in the
-        window; else none, and the errors say which."""
+        window; else none, and the errors say which, once every
+        WARN_EVERY_S for a host that stays so (a host whose reports
+        always come late would say it every round)."""
         if not domains:
             return frozenset()
         window_s = BLIND_WINDOW_INTERVALS * self.interval_s
@@ -474,9 +476,10 @@ class Core:
             errors.append('%s %s: %s not decided this round (caps keep '
                           'their leases)' % (host, why, names))
             return domains
-        errors.append('%s %s for more than %d rounds in %.0f s: %s decided '
-                      'without its disks' % (host, why, BLIND_ROUNDS,
-                                             window_s, names))
+        if self._warnings.due((host, why), now_s):
+            errors.append('%s %s for more than %d rounds in %.0f s: %s '
+                          'decided without its disks' % (
+                              host, why, BLIND_ROUNDS, window_s, names))
         return frozenset()
 
     def cast(self, agent_id, decisions, issued_at, now_s):
