@@ -465,11 +465,12 @@ Each interval, for one storage domain:
    at 10 requests/s each shows 0.7 in flight at 35 ms, one request's
    margin, where it has two.  In the six draws of 2026-11-28, 100
    release decisions were bounded by a guest whose ``q`` had shown a
-   higher depth earlier in its plan, most to 8-35 % of the room
-   (scenario plan 2 of seed 3: a 4 KB guest of two processes, 1.39 in
-   flight at 75 ms in its first interval, 0.54-0.84 at 27-42 ms after
-   the cut, held each release to 19-32 % of the room by a limit of 51
-   ms where it had 102; 0.961 of ``none``'s requests).  What the
+   higher depth earlier in its plan, half of them to 21 % of the room
+   or less (8-84 %; scenario plan 2 of seed 3: a 4 KB guest of two
+   processes, 1.39 in flight at 75 ms in its first interval, 0.54-0.84
+   at 27-42 ms after the cut, held each release to 19-32 % of the
+   room by a limit of 51 ms where it had 102; 0.961 of ``none``'s
+   requests).  What the
    memory cannot see is a guest that sends fewer at once than it
    showed, at the same rate (its streams merged, or grew eager): the
    release then reads a margin the guest no longer has, its floor may
