@@ -476,13 +476,13 @@ Each interval, for one storage domain:
    release then reads a margin the guest no longer has, its floor may
    fall short for an interval, and step 1's depth rule, which reads
    ``ceil(q)`` alone, defends it.  A guest that stops for an interval
-   is read afresh.  Measured on seven whole draws (doc/scenarios.rst,
+   is read afresh.  Measured on eight whole draws (doc/scenarios.rst,
    "A guest's depth, remembered"): the releases a margin sized fell
-   from 194 to 170 where five of them had run before, a shown depth
-   sized 30, seed 0 plan 7 moved 0.969 of ``none``'s requests (0.943-
+   from 256 to 215 where six of them had run before, a shown depth
+   sized 33, seed 0 plan 7 moved 0.969 of ``none``'s requests (0.943-
    0.946 before) and seed 3 plan 2 0.968 (0.961), no floor was missed
    after a release a shown depth sized, and the bars moved by what two
-   runs of one controller do (floors 49 of 51, totals 43 against 42).
+   runs of one controller do (floors 56 of 58, totals 50 against 48).
    What its latency
    becomes as the caps grow is read two ways, and the lesser reading
    is taken.  A bound: at the border the store runs at its full rate
