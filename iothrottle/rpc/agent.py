@@ -10,13 +10,13 @@ once the bus is back.
 """
 
 import dataclasses
-import math
 import threading
 import time
 import uuid
 
 from oslo_log import log as logging
 
+from iothrottle.compute import agent as agent_mod
 from iothrottle.rpc import fence as fence_mod
 from iothrottle.rpc import reporter as reporter_mod
 from iothrottle.rpc import wire
@@ -265,8 +265,9 @@ class RemoteAgent:
 
 def aligned_wait_s(wall_s, interval_s):
     """Seconds from ``wall_s`` to the next multiple of ``interval_s``
-    (a whole interval when ``wall_s`` is on one)."""
-    return interval_s - math.fmod(wall_s, interval_s)
+    (a whole interval when ``wall_s`` is on one): the agent's grid
+    (``next_tick``) laid from the epoch."""
+    return agent_mod.next_tick(0.0, interval_s, wall_s) - wall_s
 
 
 def start_thread(remote, stop_event, name='iothrottle-agent'):
