@@ -470,22 +470,22 @@ Each interval, for one storage domain:
    processes, 1.39 in flight at 75 ms in its first interval, 0.54-0.84
    at 27-42 ms after the cut, held each release to 19-32 % of the
    room by a limit of 51 ms where it had 102; 0.961 of ``none``'s
-   requests).  What the
-   memory cannot see is a guest that sends fewer at once than it
-   showed, at the same rate (its streams merged, or grew eager): the
-   release then reads a margin the guest no longer has, its floor may
-   fall short for an interval, and step 1's depth rule, which reads
-   ``ceil(q)`` alone, defends it.  A guest that stops for an interval
-   is read afresh.  Measured on eight whole draws (doc/scenarios.rst,
+   requests).  What the memory cannot see is a guest that sends fewer
+   at once than it showed, at the same rate (its streams merged, or
+   grew eager): the release then reads a margin the guest no longer
+   has, its floor may fall short for an interval, and step 1's depth
+   rule, which reads ``ceil(q)`` alone, defends it.  A guest that stops
+   for an interval is read afresh.  Measured on eight whole draws
+   (doc/scenarios.rst,
    "A guest's depth, remembered"): the releases a margin sized fell
    from 256 to 215 where six of them had run before, a shown depth
    sized 33, seed 0 plan 7 moved 0.969 of ``none``'s requests (0.943-
    0.946 before) and seed 3 plan 2 0.968 (0.961), no floor was missed
    after a release a shown depth sized, and the bars moved by what two
    runs of one controller do (floors 56 of 58, totals 50 against 48).
-   What its latency
-   becomes as the caps grow is read two ways, and the lesser reading
-   is taken.  A bound: at the border the store runs at its full rate
+   What its latency becomes as the caps grow is read two ways, and
+   the lesser reading is taken.  A bound: at the border the store runs at its
+   full rate
    with at most every request in flight in it, capped guests' throttle
    queues included, so its latency there is at most ``sum(q)`` over
    that rate (``knee_latency_s``); latency is convex in load, flat and
@@ -2106,11 +2106,12 @@ class GuaranteePolicy(policy.Policy):
         by the latency margins of the guaranteed disks (1.0: all of it),
         and a note naming the disk that sets it.
 
-        A guaranteed, uncapped disk sending no more than ``ceil(q)`` at
-        once keeps its need at its guard band up to ``depth_latency_s``
-        (``limits``, from ``_latency_limits``).  Its latency at a load
-        between now and the border is at most
-        the chord from its latency now to the most the border can show
+        A guaranteed, uncapped disk sending no more than the depth it
+        showed (or ``ceil(q)``) at once keeps its need at its guard band
+        up to ``depth_latency_s`` (``limits``, from
+        ``_latency_limits``).  Its latency at a load between now and
+        the border is at most the chord from its latency now to the most the
+        border can show
         (``knee_latency_s``; latency is convex in load), and is read as
         M/M/1's rise where that is less, ``queued`` requests (the
         throttle queues of caps this release lifts) joining the queue
