@@ -8,18 +8,14 @@ from iothrottle.rpc import agent as remote_mod
 
 
 class Stopper:
-    """A stop event that records each wait and stops after ``waits``."""
+    """A stop event that is set once it has been waited on ``waits``
+    times and waited on again."""
 
     def __init__(self, waits):
-        self.waits = []
         self.left = waits
 
     def wait(self, timeout_s):
-        self.waits.append(timeout_s)
         self.left -= 1
-        return self.left < 0
-
-    def is_set(self):
         return self.left < 0
 
 
