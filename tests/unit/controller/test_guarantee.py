@@ -1682,6 +1682,26 @@ class TestDemandBound(testtools.TestCase):
         self.assertEqual((), guarantee.demand_marks(
             (), marked, [disk('p', 20.0, 0.05, min_iops=26, cap=cap)]))
 
+    def test_the_mark_allows_one_request_of_the_count(self):
+        # Scenario plan 2 of seed 0 (2026-11-29): a guest paced at about
+        # 4 requests/s, marked at 4.0 (8 requests in a 2 s interval),
+        # then 7 requests: 12 % under its mark by one request.  A rate
+        # over an interval is a count; the mark, its highest reading,
+        # holds the count's upward error.
+        marked = (('p/vda', 4.0),)
+
+        def paced(requests):
+            sample = model.DiskSample(
+                instance_uuid='p', device='vda', storage_domain='store',
+                interval_s=2.0, write_iops=requests / 2.0,
+                write_bytes_sec=requests / 2.0 * 4096, latency_s=0.05)
+            return model.DiskInput(sample, model.Guarantee(min_iops=5))
+        self.assertEqual(marked, guarantee.demand_marks(
+            (), marked, [paced(7)]))
+        # Two requests under it, 25 %, is held back: no mark.
+        self.assertEqual((), guarantee.demand_marks(
+            (), marked, [paced(6)]))
+
     def test_a_mark_rises_with_the_rate(self):
         marked = (('p/vda', 20.0),)
         self.assertEqual((('p/vda', 30.0),), guarantee.demand_marks(
