@@ -116,7 +116,13 @@ disk the policy computes, from the host's view of the last interval:
   s: a 4 KB guest paced at 18 requests/s, marked at 19, lost its mark
   on 18 and, inside its guard band at 35 ms, had three caps cut for
   it the interval after the store's room was confirmed).  So the bound
-  is ``DEMAND_KEPT`` of the mark less one request.
+  is ``DEMAND_KEPT`` of the mark less one request.  The tests that make
+  a mark take no such allowance: a closed loop at 2.5 requests/s that
+  loses a fifth of its rate to a 25 % rise loses one request of five
+  in 2 s, which a count cannot tell from a paced stream's phase, and
+  unmarked is the reading that defends it.  (With it, 158 intervals of
+  unmarked guests in the eight draws would have passed the rise's test
+  instead of 91.)
   Last, a capped disk under its cap whose latency is
   over ``latency_factor`` x the domain's waits in its own throttle
   queue, not the store's (``_draining``): a burster that stopped drains
