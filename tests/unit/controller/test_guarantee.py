@@ -452,6 +452,36 @@ class TestEscalation(testtools.TestCase):
         self.assertLess(by_name(same)['vm1'].cap.iops,
                         by_name(grown)['vm1'].cap.iops)
 
+    def test_free_disks_that_took_more_than_the_cut_are_new_load(self):
+        # Seed 3 plan 1 (2026-11-29): a cut of 0.135 of the store left a
+        # burster under a loose cap free; it went from 16.5 to 36.5
+        # requests/s, the victims' shortfall grew by 1.19 x only, and
+        # the next cut doubled: every floor at 106-120 % and the store
+        # at 0.78-0.86 of none's requests for two intervals.
+        cap = model.Cap(iops=70, bytes_sec=70 * KB64)
+        disks = [disk('vm1', 71, 0.12, cap=cap),
+                 disk('vm2', 5, 0.2, min_iops=10), disk('vm3', 10, 0.04)]
+        first = decide(disks)
+        # vm3 was neither cut nor held, vm2 is the victim: vm3 is free
+        # to take what vm1's cut (7 requests/s) frees.
+        self.assertEqual(['vm3/vda'],
+                         [d for d, _ in first.state.free_iops])
+        self.assertAlmostEqual(10.0, first.state.free_iops[0][1],
+                               places=3)
+        self.assertAlmostEqual(7.0, first.state.cut_iops, places=3)
+        cut = by_name(first)['vm1'].cap
+
+        def then(vm3_iops):
+            return by_name(decide(
+                [disk('vm1', 64, 0.12, cap=cut), disks[1],
+                 disk('vm3', vm3_iops, 0.04)],
+                state=first.state))['vm1'].reason
+        # vm2 lacks as much as before.  vm3 took 5 of the 7 freed: the
+        # cut failed, and doubles.
+        self.assertIn('(x2)', then(15))
+        # vm3 took 8, more than the cut freed: a demand that arrived.
+        self.assertIn('(x1)', then(18))
+
     def test_a_victim_short_with_no_excess_left_shrinks_the_shares(self):
         # The overbooked domain above: vm3 (one request in flight at
         # 500 ms) lacks more than both donors' excess over their shares.
