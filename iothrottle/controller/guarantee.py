@@ -2002,6 +2002,11 @@ class GuaranteePolicy(policy.Policy):
                                 row.request_bytes)
 
     def _tighten(self, view, rows, victims, saturation, gain):
+        """``(decisions, overbooked, free, cut_iops)``: the caps of step
+        2, whether the donors' excess fell short of the deficit, and
+        for ``_new_load`` next interval the disks left free to take what
+        the cuts free and what those took (``DomainState.free_iops``,
+        ``cut_iops``)."""
         t = self.tunables
         lowest = [(r, self._lowest_cut(view, r)) for r in rows
                   if r not in victims]
