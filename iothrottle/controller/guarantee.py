@@ -424,11 +424,11 @@ Each interval, for one storage domain:
    of the store beside a cut of 0.081, moved 1.001 of ``none``'s
    requests (0.968 and 0.991 before); seed 11 plan 9, a burster
    starting beside the first cut, moved 0.969 of them (0.915 and
-   0.927 doubled to every donor's floor), seed 23 plans 0 and 2 kept 96 % of every
-   share (95 and 94 %), and seed 7 plan 0 restarted once at 18 s on
-   a growth of 0.063 against a cut of 0.049, perhaps the noise above
-   (0.965, 0.972 before; doc/scenarios.rst, "... new load read from the
-   free disks").  The deficit is taken from the
+   0.927 doubled to every donor's floor), seed 23 plans 0 and 2 kept
+   96 % of every share (95 and 94 %), and seed 7 plan 0 restarted once
+   at 18 s on a growth of 0.063 against a cut of 0.049, perhaps the
+   noise above (0.965, 0.972 before; doc/scenarios.rst, "... new load
+   read from the free disks").  The deficit is taken from the
    other disks' *excess over their defended level* ``floor_load x (1 +
    defend_fraction)`` by weighted water-filling: find the level ``lam``
    at which ``sum(max(0, excess - lam x weight))`` equals the deficit,
