@@ -2038,7 +2038,7 @@ class GuaranteePolicy(policy.Policy):
             cut = cut_by_disk.get(r.disk.disk_id, 0.0)
             if cut <= 0 and r.disk.disk_id not in not_free:
                 free.append((r.disk.disk_id,
-                             r.load * view.capacity.max_iops))
+                             _in_iops(r.load, view.capacity)))
             if cut > 0:
                 share = min(r.load - cut, r.cap_load)
                 decisions.append(self._cap(
@@ -2054,7 +2054,7 @@ class GuaranteePolicy(policy.Policy):
                 decisions.append(self._renew(r, 'kept while tightening: '
                                              + why))
         return (decisions, overbooked, tuple(free),
-                sum(cuts) * view.capacity.max_iops)
+                _in_iops(sum(cuts), view.capacity))
 
     def _lowest_cut(self, view, row):
         """The least load a cut can hold ``row`` at: its defended level
@@ -2183,14 +2183,13 @@ class GuaranteePolicy(policy.Policy):
         showed (or ``ceil(q)``) at once keeps its need at its guard band
         up to ``depth_latency_s`` (``limits``, from
         ``_latency_limits``).  Its latency at a load between now and
-        the border is at most the chord from its latency now to the most the
-        border can show
-        (``knee_latency_s``; latency is convex in load), and is read as
-        M/M/1's rise where that is less, ``queued`` requests (the
-        throttle queues of caps this release lifts) joining the queue
-        first (``queue_room_part``).  The part of the room up to where
-        the lesser reaches its limit is its margin, and the least margin
-        over the disks bounds the release.
+        the border is at most the chord from its latency now to the most
+        the border can show (``knee_latency_s``; latency is convex in
+        load), and is read as M/M/1's rise where that is less,
+        ``queued`` requests (the throttle queues of caps this release
+        lifts) joining the queue first (``queue_room_part``).  The part
+        of the room up to where the lesser reaches its limit is its
+        margin, and the least margin over the disks bounds the release.
         """
         t = self.tunables
         service_s = queue_service_s(rows, t.border_fraction)
@@ -2550,6 +2549,13 @@ def _new_load(state, shortfall, rows, capacity):
             or _free_took_more(state, rows, capacity))
 
 
+def _in_iops(load, capacity):
+    """``load`` in requests/s of ``capacity``'s IOPS axis: the unit
+    ``DomainState.free_iops`` and ``cut_iops`` keep, which a learned
+    capacity (both axes scaled alike) does not move."""
+    return load * capacity.max_iops
+
+
 def _free_took_more(state, rows, capacity):
     """Whether the disks the last tightening interval left free grew, in
     all, by more than its cuts took (``rows``' loads against
@@ -2560,7 +2566,7 @@ def _free_took_more(state, rows, capacity):
     victims' part, a demand that arrived."""
     if not state.free_iops or state.cut_iops <= 0:
         return False
-    now = {r.disk.disk_id: r.load * capacity.max_iops for r in rows}
+    now = {r.disk.disk_id: _in_iops(r.load, capacity) for r in rows}
     grew = sum(now.get(disk_id, 0.0) - before
                for disk_id, before in state.free_iops)
     return grew > state.cut_iops
