@@ -1813,8 +1813,7 @@ class GuaranteePolicy(policy.Policy):
                                        t.guard_fraction * 100,
                                        overbooking))
         elif (state.calm_streak + 1 < t.calm_intervals
-              and not _nothing_to_wait_for(rows, full, overbooking,
-                                           felt)):
+              and not _nothing_to_wait_for(rows, full, overbooking)):
             calm_streak = state.calm_streak + 1
             decisions = self._hold(rows, 'held: calm for %d of %d '
                                    'intervals before a release' % (
@@ -2307,15 +2306,18 @@ def _defended_guarantee(row, defend_fraction):
                                min_bytes_sec=g.min_bytes_sec * margin)
 
 
-def _nothing_to_wait_for(rows, saturation, overbooking, felt):
+def _nothing_to_wait_for(rows, saturation, overbooking):
     """Whether a release below the border may start before
-    ``calm_intervals`` calm intervals: every cut has acted
-    (``_cuts_felt``), the floors fit, and no uncapped guaranteed disk
-    wants more.  The calm wait is for a disk that took what a cut freed
-    and would lose it again; a guaranteed disk at its demand (marked
-    demand-bound, or under ``want_inflight`` in flight) or gone has
-    nothing to lose that the room's bound (step 4) does not keep."""
-    if saturation or overbooking or not felt:
+    ``calm_intervals`` calm intervals: the floors fit and no uncapped
+    guaranteed disk wants more.  The calm wait is for a disk that took
+    what a cut freed and would lose it again; a guaranteed disk at its
+    demand (marked demand-bound, or under ``want_inflight`` in flight)
+    or gone has nothing to lose that the room's bound (step 4) does not
+    keep.  A cut that has not acted yet (``_cuts_felt``) is no reason
+    to wait: its disk still completes over its cap, so the room read
+    now is less than the room the cut leaves, and a release sized by it
+    is the smaller one."""
+    if saturation or overbooking:
         return False
     return not any(r.wants_more for r in rows
                    if r.disk.cap is None and not r.disk.guarantee.is_empty)

@@ -640,13 +640,29 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertEqual(cap, by_name(out)['vm1'].cap)
         self.assertIn('calm for 1 of 3', by_name(out)['vm1'].reason)
 
-    def test_a_cut_that_has_not_acted_is_waited_for(self):
-        # vm1 completed 56 under a cap of 50: requests it had queued in
-        # the store before the cut; the room it shows is not yet the
-        # room the cut leaves.
+    def test_a_cut_that_has_not_acted_is_no_reason_to_wait(self):
+        # Scenario plan 6 of seed 19: a burster cut to 23 completed 27.5
+        # the next interval (what it had queued before the cut) while
+        # every floor beside it ran at its demand; the wait held the cap
+        # and the store ran at 49 of its 94 requests/s.  vm1 completed
+        # 56 under its cap of 50, vm2 is paced at its demand: the room
+        # shown (90 - 68.5) is less than the room the cut leaves (90 -
+        # 62.5), and the release takes half of the smaller at once.
         cap = model.Cap(iops=50, bytes_sec=50 * KB64)
         out = decide([disk('vm1', 56, 0.2, cap=cap),
                       disk('vm2', 12.5, 0.01, min_iops=10)])
+        d = by_name(out)['vm1']
+        self.assertAlmostEqual(60.75, d.cap.iops, places=3)
+        self.assertIn('below its border', d.reason)
+        self.assertEqual(1, out.state.calm_streak)
+
+    def test_a_cut_that_has_not_acted_waits_for_a_floor_that_wants_more(
+            self):
+        # The same cut beside a floor that wants more (0.75 in flight):
+        # it may have taken what the cut freed, and the wait stands.
+        cap = model.Cap(iops=50, bytes_sec=50 * KB64)
+        out = decide([disk('vm1', 56, 0.2, cap=cap),
+                      disk('vm2', 15, 0.05, min_iops=10)])
         self.assertEqual(cap, by_name(out)['vm1'].cap)
         self.assertIn('calm for 1 of 3', by_name(out)['vm1'].reason)
 
