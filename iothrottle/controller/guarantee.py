@@ -1188,6 +1188,14 @@ guest with a few requests in flight around it (0.90 of ``none``'s
 requests against 0.94-0.96): a few closed loops cannot queue more
 than they send, which the chord's end knows and an open queue does
 not.
+Then (2026-11-29) a release below the border that no longer waits for
+a cut to act when every floor is at its demand (step 4;
+doc/scenarios.rst, "A release before a cut has acted, a third time,
+kept"): the change measured and not kept twice above, now that the
+latency margins answer the knee case it lost a floor to.  Eight
+draws: floors 55 of 58 plans that fit (55 of 59 in the rows before),
+reaction 57 (57), totals 51 (48), overbooked shares 12 of 22 (12 of
+21); seed 3 every bar on its nine plans that fit.
 
 Tunables (``[controller]``)
 ---------------------------
