@@ -644,7 +644,7 @@ class TestHoldAndRelease(testtools.TestCase):
         # Scenario plan 6 of seed 19: a burster cut to 23 completed 27.5
         # the next interval (what it had queued before the cut) while
         # every floor beside it ran at its demand; the wait held the cap
-        # and the store ran at 49 of its 94 requests/s.  vm1 completed
+        # and the store ran 49 requests/s where none ran 94.  vm1 completed
         # 56 under its cap of 50, vm2 is paced at its demand: the room
         # shown (90 - 68.5) is less than the room the cut leaves (90 -
         # 62.5), and the release takes half of the smaller at once.
