@@ -27,6 +27,10 @@ doc/scenario-runs/:
   interval's requests/s against ``none``'s with the guests capped: the
   floors and totals bars taken apart as ``decompose`` takes the
   overbooked one.
+- ``losses`` (with the traces): over the plans that fit, the requests/s
+  a policy lost against ``none`` by the decision in force over each
+  interval (a tightening, a release, a calm hold, ...): which of the
+  controller's rules the totals bar pays for.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -61,6 +65,26 @@ _LINE = re.compile(r'^plan (\d+) (\S+)\s+t=\s*([\d.]+)( overbooked)? (.*)$')
 _GUEST = re.compile(r'(\S+?)=(\d+)/([\d-]+)(?:\[cap (\d+)\])?@(\d+)ms')
 _DECISION = re.compile(r'^    (\S+) cap: .*-> ([\d.]+) IOPS, (\d+) B/s')
 _SCALE = re.compile(r'share scale ([\d.]+)')
+_CAP_LINE = re.compile(r'^    \S+ (cap|release): (.*)$')
+
+# What a decision line says, in the words of the controller's trace
+# (``guarantee.Decision.reason``), and the kind ``losses`` files it
+# under; the first match wins, a line matching none is 'other'.
+DECISION_KINDS = (
+    ('release', re.compile(r'^no guarantee at risk; cap released')),
+    ('calm hold', re.compile(r'^held: calm for')),
+    ('floor hold', re.compile(r'^held: [\w, ]+ within [\d.]+ % of '
+                              r'guarantee')),
+    ('other hold', re.compile(r'^held: ')),
+    ('tighten', re.compile(r'^(kept while tightening: )?'
+                           r'(latency|domain load) ')),
+)
+
+# When an interval's decisions differ in kind, the one that names it:
+# a tightening decides what the next interval can do; then a release,
+# a lift, and the holds.
+KIND_ORDER = ('tighten', 'release', 'lift', 'floor hold', 'calm hold',
+              'other hold', 'other', 'no cap')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +105,28 @@ class TracedInterval:
     overbooked: bool
     guests: dict          # name -> GuestInterval
     share_scale: float    # None when the trace shows none
+    decided: frozenset = frozenset()   # kinds decided at end_s
+
+
+def decision_kind(line):
+    """The kind (:data:`DECISION_KINDS`) of one decision line of a
+    trace (``    gN cap: ...``, or ``    gN release: ...`` for a cap
+    lifted), None for any other line."""
+    m = _CAP_LINE.match(line)
+    if not m:
+        return None
+    if m.group(1) == 'release':
+        return 'lift'
+    for kind, pattern in DECISION_KINDS:
+        if pattern.match(m.group(2)):
+            return kind
+    return 'other'
+
+
+def interval_kind(decided):
+    """The kind that names a set of decisions (:data:`KIND_ORDER`);
+    'no cap' when there were none."""
+    return next((k for k in KIND_ORDER if k in decided), 'no cap')
 
 
 def parse_trace(lines):
@@ -117,6 +163,10 @@ def parse_trace(lines):
             current = TracedInterval(plan, policy, float(m.group(3)),
                                      bool(m.group(4)), guests, None)
             continue
+        kind = decision_kind(line)
+        if kind and current is not None:
+            current = dataclasses.replace(
+                current, decided=current.decided | {kind})
         d = _DECISION.match(line)
         if d and current is not None:
             decided[(current.plan, current.policy, d.group(1))] = (
@@ -481,6 +531,95 @@ def interval_totals(intervals, doc, policy='guarantee'):
             if index in none}
 
 
+@dataclasses.dataclass
+class Loss:
+    """What the intervals run under one kind of decision lost against
+    ``none``: requests, net of the ones they gained."""
+    intervals: int = 0
+    lost: float = 0.0           # requests none completed and policy not
+    none: float = 0.0           # requests none completed
+
+    def add(self, other):
+        self.intervals += other.intervals
+        self.lost += other.lost
+        self.none += other.none
+
+
+def losses(intervals, doc, policy='guarantee', target=None):
+    """``{kind: Loss}`` over every interval of each plan that fits, by
+    the kind of the decisions in force over it: those made at the end
+    of the interval before (a plan's first interval ran before any, as
+    'no cap').  With ``target``, the plans at or over ``target`` of
+    ``none``'s requests are left out: where the plans under the totals
+    bar lost theirs."""
+    decided = {(iv.plan, round(iv.end_s, 1)): iv.decided
+               for iv in intervals if iv.policy == policy}
+    out = collections.defaultdict(Loss)
+    for index, rows in interval_totals(intervals, doc, policy).items():
+        if target is not None and sum(r[1] for r in rows) >= target * sum(
+                r[2] for r in rows):
+            continue
+        length_s = plan_of(doc, index).interval_s
+        before = None
+        for end_s, iops, none_iops, _ in rows:
+            kind = interval_kind(decided.get((index, before), ()))
+            out[kind].add(Loss(1, (none_iops - iops) * length_s,
+                               none_iops * length_s))
+            before = end_s
+    return dict(out)
+
+
+def losses_table(by_kind, title):
+    """``{kind: Loss}`` as rows in :data:`KIND_ORDER`: intervals,
+    requests lost (net), their part of all lost, and the policy's
+    requests over ``none``'s in those intervals."""
+    total = sum(x.lost for x in by_kind.values())
+    lines = [title, '%-11s %9s %9s %7s %8s' % (
+        'in force', 'intervals', 'lost', 'of all', 'vs none')]
+    for kind in KIND_ORDER:
+        x = by_kind.get(kind)
+        if not x:
+            continue
+        # Whole requests, whole percent: no '-0' for a rounding.
+        lines.append('%-11s %9d %9d %6d%% %8.3f' % (
+            kind, x.intervals, round(x.lost),
+            round(x.lost / total * 100) if total else 0,
+            1 - x.lost / x.none if x.none else 0.0))
+    if len(lines) == 2:
+        lines.append('(none)')
+    else:
+        lines.append('%-11s %9d %9d' % (
+            'all', sum(x.intervals for x in by_kind.values()),
+            round(total)))
+    return '\n'.join(lines)
+
+
+def losses_by_bar(intervals, doc, policy='guarantee',
+                  target=scenarios.TARGET_TOTAL_VS_NONE):
+    """:func:`losses` over every plan that fits (key False) and over
+    those under ``target`` of ``none``'s requests (key True)."""
+    return {under: losses(intervals, doc, policy,
+                          target if under else None)
+            for under in (False, True)}
+
+
+def add_losses(into, more):
+    """Add :func:`losses_by_bar`'s ``more`` into ``into`` (a dict of
+    the same shape, empty at first)."""
+    for under, by_kind in more.items():
+        for kind, loss in by_kind.items():
+            into.setdefault(under, {}).setdefault(kind, Loss()).add(loss)
+
+
+def losses_text(by_bar, target=scenarios.TARGET_TOTAL_VS_NONE):
+    """:func:`losses_by_bar`'s two tables."""
+    return '%s\n\n%s\n' % (
+        losses_table(by_bar.get(False, {}), 'requests lost against none '
+                     'by the decision in force, plans that fit:'),
+        losses_table(by_bar.get(True, {}), 'the same, plans under the '
+                     'totals bar (%.0f %% of none):' % (target * 100)))
+
+
 def completed(intervals, doc):
     """``{(plan, policy): mean requests/s}`` the store completed over
     the scored overbooked intervals of each plan and policy traced: set
@@ -554,6 +693,17 @@ def totals_table(totals, target=scenarios.TARGET_TOTAL_VS_NONE):
     if len(lines) == 1:
         lines.append('(none)')
     return '\n'.join(lines)
+
+
+def decomposed_text(intervals, doc, policy='guarantee'):
+    """Every table ``--decompose`` prints for one run: :func:`decompose`,
+    :func:`completed`, :func:`missed_needs` and :func:`interval_totals`
+    (the run's calibrated capacity from ``doc``)."""
+    return '%s\n\n%s\n\n%s\n\n%s\n' % (
+        decompose_table(*decompose(intervals, doc, policy)),
+        completed_table(completed(intervals, doc), doc['capacity_iops']),
+        missed_table(missed_needs(intervals, doc, policy)),
+        totals_table(interval_totals(intervals, doc, policy)))
 
 
 def _under_lines(under, what):

@@ -272,6 +272,12 @@ def parse_args(argv):
                         'under their shares; on plans that fit, list the '
                         'guests that missed their need and the plans '
                         'under the totals bar interval by interval')
+    r.add_argument('--losses', action='store_true',
+                   help='also read each run\'s trace and split the '
+                        'requests the policy lost against none on the '
+                        'plans that fit by the decision in force over '
+                        'each interval (tighten, release, calm hold, '
+                        '...), per run and over all runs given')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -632,8 +638,9 @@ def run_report(args, out):
         scenario_report.share_noise(runs, args.policy))
     if noise:
         out.write(noise + '\n')
-    if not args.decompose:
+    if not (args.decompose or args.losses):
         return 0
+    summed = {}
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
@@ -641,16 +648,18 @@ def run_report(args, out):
             continue
         with open(trace) as f:
             intervals = scenario_report.parse_trace(f)
-        out.write('\n== %s\n%s\n\n%s\n\n%s\n\n%s\n' % (
-            path, scenario_report.decompose_table(
-                *scenario_report.decompose(intervals, doc, args.policy)),
-            scenario_report.completed_table(
-                scenario_report.completed(intervals, doc),
-                doc['capacity_iops']),
-            scenario_report.missed_table(scenario_report.missed_needs(
-                intervals, doc, args.policy)),
-            scenario_report.totals_table(scenario_report.interval_totals(
-                intervals, doc, args.policy))))
+        out.write('\n== %s\n' % path)
+        if args.decompose:
+            out.write(scenario_report.decomposed_text(intervals, doc,
+                                                      args.policy))
+        if args.losses:
+            mine = scenario_report.losses_by_bar(intervals, doc,
+                                                 args.policy)
+            scenario_report.add_losses(summed, mine)
+            out.write(scenario_report.losses_text(mine) + '\n')
+    if args.losses and len(runs) > 1:
+        out.write('\n== all runs\n%s\n'
+                  % scenario_report.losses_text(summed))
     return 0
 
 

@@ -207,6 +207,104 @@ class TestPlansThatFit(testtools.TestCase):
             {0: [(2.0, 97.0, 100.0, 0)]}))
 
 
+# FITS_TRACE's plan with a decision after each interval: a cut, a calm
+# hold, a release, a lift; each governs the interval after it.
+LOSS_TRACE = """\
+plan 0 guarantee t=  2.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+    g1 cap: latency 80.0 ms >= 30.0 ms (congestion threshold; no \
+baseline yet); excess cut -> 17.0 IOPS, 1048576 B/s
+    domain: capacity 97.3 IOPS, baseline 0.0 ms, lowest 80.0 ms, \
+share scale 1.000
+plan 0 guarantee t=  4.0 g1=272/265[cap 17]@140ms g2=160/174@96ms \
+g6=40/39@80ms
+    g1 cap: held: calm for 1 of 3 intervals before a release
+plan 0 guarantee t=  6.0 g1=272/265[cap 17]@140ms g2=174/174@96ms \
+g6=40/39@80ms
+    g1 cap: no guarantee at risk; cap released by 50.0 % (domain below \
+its border) -> 25.5 IOPS, 1048576 B/s
+plan 0 guarantee t=  8.0 g1=400/265[cap 26]@100ms g2=174/174@80ms \
+g6=40/39@80ms
+    g1 release: no longer pushing against its cap (0.00 in flight < 0.50)
+plan 0 guarantee t= 10.0 g1=0/265@0ms g2=174/174@80ms g6=40/39@80ms
+plan 0 none      t=  2.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 0 none      t=  4.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 0 none      t=  6.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 0 none      t=  8.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 0 none      t= 10.0 g1=0/265@0ms g2=174/174@80ms g6=40/39@80ms
+"""
+
+
+class TestLosses(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.intervals = report.parse_trace(io.StringIO(LOSS_TRACE))
+        self.doc = _doc(11, {0: {'guarantee': (None, {'satisfied': True})}},
+                        overbooked=False)
+
+    def test_each_decision_line_has_a_kind(self):
+        kinds = [report.decision_kind('    g1 ' + text) for text in (
+            'cap: kept while tightening: domain load 0.95 >= border 0.90',
+            'cap: held: g7, g8 within 20 % of guarantee; overbooked: x',
+            'cap: held: g5\'s surplus above the guard band allows 0.033',
+            'cap: static share 0.25 of told capacity -> 9.0 IOPS, 1 B/s',
+            'release: cap grew past the domain border; lifted')]
+        self.assertEqual(['tighten', 'floor hold', 'other hold', 'other',
+                          'lift'], kinds)
+        self.assertIsNone(report.decision_kind(
+            '    domain: capacity 97.3 IOPS'))
+        self.assertIsNone(report.decision_kind(
+            '    demand-bound: g2 at 12.0 IOPS'))
+
+    def test_a_tightening_names_an_interval_of_several_kinds(self):
+        self.assertEqual('tighten', report.interval_kind(
+            {'release', 'tighten', 'calm hold'}))
+        self.assertEqual('release', report.interval_kind({'release',
+                                                          'lift'}))
+        self.assertEqual('no cap', report.interval_kind(()))
+
+    def test_each_interval_lost_under_the_decision_before_it(self):
+        losses = report.losses(self.intervals, self.doc)
+        # Against none's 600/16 + 170/16 + 40/4 = 58.125 requests/s: 2 s
+        # ran before any decision (as none), 4 s under the cut (17 + 10
+        # + 10), 6 s under the calm hold (17 + 10.875 + 10), 8 s under
+        # the release (25 + 10.875 + 10), and 10 s after the lift (as
+        # none).
+        self.assertEqual({'no cap', 'tighten', 'calm hold', 'release',
+                          'lift'}, set(losses))
+        lost = {kind: x.lost for kind, x in losses.items()}
+        self.assertAlmostEqual(0.0, lost['no cap'])
+        self.assertAlmostEqual((58.125 - 37) * 2, lost['tighten'])
+        self.assertAlmostEqual((58.125 - 37.875) * 2, lost['calm hold'])
+        self.assertAlmostEqual((58.125 - 45.875) * 2, lost['release'])
+        self.assertAlmostEqual(0.0, lost['lift'])
+        self.assertEqual(1, losses['release'].intervals)
+        self.assertAlmostEqual(58.125 * 2, losses['release'].none)
+        text = report.losses_table(losses, 'title')
+        self.assertIn('tighten             1        42', text)
+        self.assertIn('0.789', text)          # 45.875 / 58.125, released
+        self.assertIn('all                 5', text)
+
+    def test_plans_at_the_totals_bar_left_out_on_request(self):
+        # The plan runs 0.79 of none's requests: under 0.97, kept; over
+        # 0.75, left out.
+        self.assertEqual(5, sum(x.intervals for x in report.losses(
+            self.intervals, self.doc, target=0.97).values()))
+        self.assertEqual({}, report.losses(self.intervals, self.doc,
+                                           target=0.75))
+        self.assertIn('(none)', report.losses_table({}, 'title'))
+
+    def test_runs_add_up(self):
+        summed = {}
+        one = report.losses_by_bar(self.intervals, self.doc)
+        report.add_losses(summed, one)
+        report.add_losses(summed, one)
+        self.assertEqual(2, summed[True]['tighten'].intervals)
+        self.assertAlmostEqual(2 * one[False]['release'].lost,
+                               summed[False]['release'].lost)
+        self.assertEqual(1, one[True]['tighten'].intervals)
+
+
 class TestCompleted(testtools.TestCase):
 
     def test_requests_per_policy_over_scored_overbooked_intervals(self):
@@ -280,7 +378,24 @@ class TestReportCommand(testtools.TestCase):
         self.assertIn('== %s' % path, text)
         self.assertIn('not holding', text)
         self.assertIn('requests/s completed', text)
-        self.assertIn('requests/s completed', text)
+
+    def test_losses_per_run_and_over_all(self):
+        doc = _fixed(_doc(11, {0: {
+            'none': (_summary(58), {}),
+            'guarantee': (_summary(50), {'satisfied': True})}},
+            overbooked=False))
+        paths = [self._write('r%d.json' % k, json.dumps(doc))
+                 for k in (1, 2)]
+        for k in (1, 2):
+            self._write('r%d.trace' % k, LOSS_TRACE)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(0, bench.main(['report', '--losses'] + paths))
+        text = out.getvalue()
+        self.assertNotIn('cap/share', text)           # no --decompose
+        self.assertEqual(3, text.count('plans under the totals bar'))
+        all_runs = text[text.index('== all runs'):]
+        self.assertIn('tighten             2        84', all_runs)
 
     def test_a_missing_file_is_named(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
