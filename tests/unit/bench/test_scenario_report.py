@@ -158,13 +158,19 @@ plan 0 none      t=  6.0 g1=600/265@80ms g2=120/174@80ms g6=40/39@80ms
 """
 
 
-class TestPlansThatFit(testtools.TestCase):
+class _FitsCase(testtools.TestCase):
+    """A trace of seed 11's plan 0 (``trace``), judged as fitting."""
+
+    trace = FITS_TRACE
 
     def setUp(self):
         super().setUp()
-        self.intervals = report.parse_trace(io.StringIO(FITS_TRACE))
+        self.intervals = report.parse_trace(io.StringIO(self.trace))
         self.doc = _doc(11, {0: {'guarantee': (None, {'satisfied': True})}},
                         overbooked=False)
+
+
+class TestPlansThatFit(_FitsCase):
 
     def test_missed_needs_of_scored_intervals_of_the_policy_only(self):
         missed = report.missed_needs(self.intervals, self.doc)
@@ -234,13 +240,9 @@ plan 0 none      t= 10.0 g1=0/265@0ms g2=174/174@80ms g6=40/39@80ms
 """
 
 
-class TestLosses(testtools.TestCase):
+class TestLosses(_FitsCase):
 
-    def setUp(self):
-        super().setUp()
-        self.intervals = report.parse_trace(io.StringIO(LOSS_TRACE))
-        self.doc = _doc(11, {0: {'guarantee': (None, {'satisfied': True})}},
-                        overbooked=False)
+    trace = LOSS_TRACE
 
     def test_each_decision_line_has_a_kind(self):
         kinds = [report.decision_kind('    g1 ' + text) for text in (
