@@ -492,7 +492,8 @@ Each interval, for one storage domain:
    lowest latency the room up to 90 % of the border took a cap of 20
    to 50 at once, and the store from 57 to 87 and 96 requests/s over
    the next two intervals (0.953 and 0.962 in two runs).  Not onto
-   the border itself: once learned, the border is the store's full
+   the border itself, unless every floor holds there (below): once
+   learned, the border is the store's full
    rate (The learned capacity), and arrivals smoothed by caps queue
    little until they reach it - seed 7 plan 7 read 20-32 ms at 93 % of
    its store, a release of the whole room (7 IOPS, as first tried) took
@@ -599,18 +600,52 @@ Each interval, for one storage domain:
    rises by more than the queue (a store that slows with its load, a
    seek model's disk), nor a guest whose requests in flight hide a
    depth it has not shown in the last minute.
+   Where every uncapped guaranteed guest keeps its need at the most
+   latency the border can show, and runs under it now
+   (``_needs_hold_at_the_knee``), the caps take the whole room at once,
+   onto the border.  The half stood against the knee: arrivals paced
+   by caps show no queue until they reach it, and a step onto it lands
+   where a guest paced at one request at a time loses its floor (seed 7
+   plan 7 above).  The chord's end bounds what the knee can do to a
+   guest: at the border every request in flight is in the store at
+   most, so no latency exceeds ``knee_latency_s`` there, and less below
+   it.  A guest whose limit lies above that bound keeps its need at
+   every load up to the border, so half the room an interval protects
+   nobody, and taking all of it is what ``none`` does with capacity a
+   neighbour frees.  Seed 7 plan 7's guest is the other case: its
+   limit lies under the 137 ms its border showed, which the bound
+   cannot undercut, and its margin sizes the release as before.  A
+   latency already over the bound says the bound misreads the store,
+   and then the half stands.  What the bound assumes is the border:
+   learned a few percent over the store's rate, it is a few percent
+   low, and the guard band in every limit (``depth_latency_s``) is what
+   stands for that; a guest that starts more requests at once than it
+   has shown (a burster's ramp) raises it, as it raises any bound the
+   controller reads, and step 1 answers the next interval.  Never on
+   an overbooked domain: there the room under the border is what the
+   share scale keeps free for the guests that wait in the queue
+   (Overbooked domains), and every cap is a share; measured before it
+   was excluded, the rule grew seed 7 plan 3's six caps into that room
+   at 16 and 18 s, and at 20 s three guests ran short of caps at or over
+   their shares at 136-139 ms.  What the check does not read is a
+   capped guaranteed guest: its limit is infinite, a release being
+   its own gain (``depth_latency_s``), which holds for a guest that
+   fills its cap and less for one paced near its floor and capped at
+   its rate; such a guest short at the border is a victim the next
+   interval.
    Below the border the calm wait ends early once the floors fit and
    no uncapped guaranteed disk wants more (``_nothing_to_wait_for``),
    whether or not every cut has acted.  The wait is for a disk that
    took what a cut freed and would lose it again; a guaranteed disk at
    its demand (marked demand-bound, or under ``want_inflight`` in
-   flight) or gone has nothing to lose that half the room does not
-   leave it, and should a release push it back into its guard band it
-   is at risk and the next interval holds - unless it keeps its
-   demand-bound mark well under its floor, which gives it no say in a
-   release at all (the budget's exclusion below; one at 98 % of its
-   floor keeps its say).  Waited out, a cut made in
-   the first interval for a paced guest that Little's law read as
+   flight) or gone has nothing to lose that the release's bounds (half
+   the room, or all of it where its need holds at the border's most
+   latency) do not leave it, and should a release push it back into
+   its guard band it is at risk and the next interval holds - unless
+   it keeps its demand-bound mark well under its floor, which gives it
+   no say in a release at all (the budget's exclusion below; one at 98
+   % of its floor keeps its say).  Waited out, a cut made in the first
+   interval for a paced guest that Little's law read as
    starved (7.1 requests/s at 79 ms), or for a guest whose last
    requests, as it stopped, showed 0.52 in flight, held the store at
    45-77 of its 96 requests/s for two intervals (scenario plans 0 and
@@ -1196,6 +1231,17 @@ latency margins answer the knee case it lost a floor to.  Eight
 draws: floors 55 of 58 plans that fit (55 of 59 in the rows before),
 reaction 57 (57), totals 51 (48), overbooked shares 12 of 22 (12 of
 21); seed 3 every bar on its nine plans that fit.
+Then (2026-11-29, later) the whole room at once where every floor
+holds at the most latency the border can show (step 4;
+doc/scenarios.rst, "The whole room where every floor holds at the
+knee"): over the eight draws floors 55 of 58 (55), reaction 57 (57),
+totals 54 (51), the requests the plans that fit lost against ``none``
+139 (621), the interval after each such release at 0.991 of
+``none``'s requests against 0.963 before.  Overbooked shares 8 of 22
+(12): in two of the four overbooked plans it acted in it grew caps
+into the room the share scale keeps (and a floorless guest's past the
+minimum cap), hence never on an overbooked domain; the other plans
+that moved, it never acted in.
 
 Tunables (``[controller]``)
 ---------------------------
@@ -1241,7 +1287,8 @@ AT_CAP_FRACTION = 0.9
 # steps to hand back the room a stopped neighbour left (scenario plan 5
 # of seed 0: 0.77 of none's throughput); half the room a step closes
 # the gap geometrically and, if the room is measured right, never
-# crosses the border.
+# crosses the border.  (All of it where every floor holds at the most
+# latency the border can show: step 4.)
 ROOM_SHARE = 0.5
 
 # ...and by all of it, up to border_fraction of the border, when the
@@ -1863,7 +1910,8 @@ class GuaranteePolicy(policy.Policy):
             decisions = self._release(
                 view, rows, full,
                 _room_confirmed(latency_s, state.lowest_latency_s),
-                marked, {d: depth for d, depth, _ in depths})
+                marked, {d: depth for d, depth, _ in depths},
+                overbooked=bool(overbooking))
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if overbooking and felt else 0.0,
@@ -2117,7 +2165,7 @@ class GuaranteePolicy(policy.Policy):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
     def _release(self, view, rows, saturation, room_confirmed, marked,
-                 depths):
+                 depths, overbooked=False):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         weights = [r.disk.guarantee.weight for r in growing]
@@ -2133,9 +2181,15 @@ class GuaranteePolicy(policy.Policy):
             grant = ROOM_SHARE * room
             # At once only up to border_fraction of the border: once
             # learned, the border is the store's full rate, and a step
-            # onto it lands at the knee.
+            # onto it lands at the knee - unless every need holds at
+            # the most latency the knee can show.
             short_of_knee = t.border_fraction * t.border_fraction - load
-            if room_confirmed and short_of_knee > grant:
+            if not overbooked and _needs_hold_at_the_knee(
+                    limits, knee_latency_s(rows, t.border_fraction)):
+                grant = room
+                room_note = (', every floor kept at the latency the '
+                             'border can show')
+            elif room_confirmed and short_of_knee > grant:
                 grant = short_of_knee
                 room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
@@ -2380,6 +2434,16 @@ def _up_to_shares(growing, steps, why):
     if held == list(steps):
         return steps, why
     return held, why + '; overbooked: a cap grows to its share at most'
+
+
+def _needs_hold_at_the_knee(limits, knee_s):
+    """Whether every guaranteed disk with a latency limit (``limits``,
+    from ``_latency_limits``) keeps its need at ``knee_s``, the most
+    latency the domain can show at its border (``knee_latency_s``),
+    and runs under it now: a latency over what the border can show says
+    the bound misreads the store, and proves nothing."""
+    return all(math.isinf(limit_s) or latency_s <= knee_s <= limit_s
+               for _, limit_s, latency_s, _ in limits)
 
 
 def _room_confirmed(latency_s, lowest_s):
