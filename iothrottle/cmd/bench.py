@@ -21,9 +21,10 @@ run with that file's ``[controller]`` and ``[storage]`` options instead
 of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
-``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]`` prints
-the tables of finished scenario runs from their JSON (and traces; see
-:mod:`iothrottle.bench.scenario_report`): no testbed, no services.
+``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
+[--losses]`` prints the tables of finished scenario runs from their
+JSON (and traces; see :mod:`iothrottle.bench.scenario_report`): no
+testbed, no services.
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
 injects each fault of the matrix into a running control plane on the
