@@ -2184,8 +2184,8 @@ class GuaranteePolicy(policy.Policy):
             # onto it lands at the knee - unless every need holds at
             # the most latency the knee can show.
             short_of_knee = t.border_fraction * t.border_fraction - load
-            if not overbooked and _needs_hold_at_the_knee(
-                    limits, knee_latency_s(rows, t.border_fraction)):
+            knee_s = knee_latency_s(rows, t.border_fraction)
+            if not overbooked and _needs_hold_at_the_knee(limits, knee_s):
                 grant = room
                 room_note = (', every floor kept at the latency the '
                              'border can show')
@@ -2193,7 +2193,8 @@ class GuaranteePolicy(policy.Policy):
                 grant = short_of_knee
                 room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
-            margin, margin_note = self._knee_margin(rows, limits, queued)
+            margin, margin_note = self._knee_margin(rows, limits, queued,
+                                                    knee_s)
             if margin < 1.0:
                 steps = _within(steps, weights, margin * room)
                 room_note += margin_note
@@ -2267,7 +2268,7 @@ class GuaranteePolicy(policy.Policy):
                             latency_s * 1e3, limit_s * 1e3))
         return None
 
-    def _knee_margin(self, rows, limits, queued):
+    def _knee_margin(self, rows, limits, queued, knee_s):
         """The part of the room under the border a release may take
         by the latency margins of the guaranteed disks (1.0: all of it),
         and a note naming the disk that sets it.
@@ -2277,8 +2278,8 @@ class GuaranteePolicy(policy.Policy):
         up to ``depth_latency_s`` (``limits``, from
         ``_latency_limits``).  Its latency at a load between now and
         the border is at most the chord from its latency now to the most
-        the border can show (``knee_latency_s``; latency is convex in
-        load), and is read as M/M/1's rise where that is less,
+        the border can show (``knee_s``, ``knee_latency_s``; latency is
+        convex in load), and is read as M/M/1's rise where that is less,
         ``queued`` requests (the throttle queues of caps this release
         lifts) joining the queue first (``queue_room_part``).  The part
         of the room up to where the lesser reaches its limit is its
@@ -2286,7 +2287,6 @@ class GuaranteePolicy(policy.Policy):
         """
         t = self.tunables
         service_s = queue_service_s(rows, t.border_fraction)
-        knee_s = knee_latency_s(rows, t.border_fraction)
         utilisation = sum(r.load for r in rows) / t.border_fraction
         margin, note = 1.0, ''
         for r, limit_s, latency_s, depth in limits:
