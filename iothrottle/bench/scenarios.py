@@ -56,8 +56,10 @@ its measured end, see ``after_event``):
   small needs only: a 4 KB guest paced at 17 KB/s does 8.5 requests in
   a 2 s interval and read 16 KB/s (94 %) in half of them even under
   ``none`` on an idle store (seed 7, plan 8); at 30 requests an interval
-  it moves the bar from 95 % to 93 %.  The *worst guest's* is the
-  minimum over the guests;
+  it moves the bar from 95 % to 93 %.  One request, not one per
+  process: the runner spreads a guest's paced processes over one slot
+  (``scenario_runner.event_loads``), so its count moves by one.  The
+  *worst guest's* is the minimum over the guests;
 * *reaction time*: for each burst step (a burster starting or adding
   processes), the intervals from the step until every need is met again
   (0: never broken; None: not met before the next event or the end).

@@ -80,7 +80,11 @@ class Load:
     ``max_procs``; each issues ``block_kb`` requests (``rw``: randwrite,
     randread, write, read) with O_DIRECT on /dev/vda, optionally paced to
     ``rate_kb_s`` (KiB/s) or ``rate_iops`` per process; stops by itself
-    after ``duration_s`` (None: when stopped).
+    after ``duration_s`` (None: when stopped).  Paced processes started
+    together are spread over one slot of their rate: process i starts
+    ``phase_slots + i * phase_step_slots`` slots late (by default i /
+    procs), so the guest's completions in a window move by one request,
+    not by one per process.
     """
     procs: int = 1
     max_procs: int = None
@@ -94,6 +98,8 @@ class Load:
     size_mb: int = None
     direct: bool = True
     burst: int = 1
+    phase_slots: float = 0.0
+    phase_step_slots: float = None
     hot_title_pct: int = 20
     hot_access_pct: int = 80
     stats_path: str = '/tmp/files.stats'
@@ -117,6 +123,10 @@ class Load:
             args += ['-r', '%g' % self.rate_iops]
         if self.duration_s:
             args += ['-t', '%g' % self.duration_s]
+        if self.phase_slots:
+            args += ['-F', '%.6g' % self.phase_slots]
+        if self.phase_step_slots is not None:
+            args += ['-G', '%.6g' % self.phase_step_slots]
         if not self.direct:
             args.append('-D')
         if self.rw == 'files':

@@ -13,6 +13,16 @@
  * its schedule from now. So a paced process never issues more than
  * (burst + 1) requests back to back above its rate.
  *
+ * The paced processes started together are spread over one slot: process
+ * i of the -p starts its schedule (-F + i * -G) slots late, by default
+ * i / P. Started in phase, P processes of one rate complete P requests
+ * at once, so a window of the host's shows P too many or too few of
+ * them by where it falls; spread, it shows one at most (the scenario
+ * bench's whole-request rounding, iothrottle/bench/scenarios.py, counts
+ * on that). Two loadgens of one guest (a read and a write stream) are
+ * spread by the caller's -F and -G. Processes added by -T start when
+ * they are added.
+ *
  * Nothing the tests depend on is printed: the host measures throughput
  * from libvirt's block statistics. Errors go to stderr.
  *
@@ -65,6 +75,8 @@ struct opts {
     double rate_bps;
     double duration_s;
     int burst;
+    double phase_first;     /* slots process 0's schedule starts late */
+    double phase_step;      /* slots between processes; < 0: 1 / procs */
     int files;          /* mode "files" */
     int hot_title_pct;
     int hot_access_pct;
@@ -135,6 +147,8 @@ static void usage(void)
         "  -B SIZE     per-process rate limit in bytes/s (0: none)\n"
         "  -t SECS     duration (default 0: until stopped)\n"
         "  -n BURST    slots a late process may still catch up (default 1)\n"
+        "  -F SLOTS    paced: process 0 starts SLOTS of a slot late (default 0)\n"
+        "  -G SLOTS    paced: each next process SLOTS later (default 1/-p)\n"
         "  -D          buffered I/O (default O_DIRECT)\n"
         "  -m files    seed 004 reads of whole blocks ('files'), buffered\n"
         "  -H PCT      files mode: hot title ratio, percent (default 20)\n"
@@ -188,7 +202,9 @@ static long long read_file(int fd, off_t off, long long len, char *buf,
     return hits;
 }
 
-static void worker(const struct opts *o, int index)
+/* Worker ``index``; its pacing schedule counts from ``t0`` (the start of
+ * the -p processes, or the moment a -T process is added). */
+static void worker(const struct opts *o, int index, long long t0)
 {
     int flags = (o->write ? O_WRONLY : O_RDONLY) | (o->direct ? O_DIRECT : 0);
     int fd = open(o->device, flags);
@@ -235,7 +251,13 @@ static void worker(const struct opts *o, int index)
 
     /* Sequential workers start at different places of the range. */
     long long seq = (nblocks / (o->max_procs > 0 ? o->max_procs : 1)) * index;
-    long long start = now_ns();
+    long long start = t0;
+    if (interval && index < o->procs) {
+        double step = o->phase_step >= 0 ? o->phase_step
+                                         : 1.0 / (double)o->procs;
+        start += (long long)((o->phase_first + index * step) *
+                             (double)interval);
+    }
     long long k = 0;
     struct file_stats fs = { 0, 0, 0, 0 };
     long long hot = nblocks * o->hot_title_pct / 100;
@@ -306,11 +328,11 @@ int main(int argc, char **argv)
         .device = "/dev/vda", .procs = 1, .max_procs = 0, .ramp_s = 0,
         .block = 65536, .random = 1, .write = 1, .direct = 1,
         .offset = 0, .size = 0, .rate_iops = 0, .rate_bps = 0,
-        .duration_s = 0, .burst = 1,
+        .duration_s = 0, .burst = 1, .phase_first = 0, .phase_step = -1,
         .files = 0, .hot_title_pct = 20, .hot_access_pct = 80, .stats = NULL,
     };
     int c;
-    while ((c = getopt(argc, argv, "f:p:P:T:b:m:o:s:r:B:t:n:H:A:S:Dh")) != -1) {
+    while ((c = getopt(argc, argv, "f:p:P:T:b:m:o:s:r:B:t:n:F:G:H:A:S:Dh")) != -1) {
         switch (c) {
         case 'f': o.device = optarg; break;
         case 'p': o.procs = atoi(optarg); break;
@@ -331,6 +353,8 @@ int main(int argc, char **argv)
         case 'B': o.rate_bps = (double)parse_size(optarg); break;
         case 't': o.duration_s = atof(optarg); break;
         case 'n': o.burst = atoi(optarg); break;
+        case 'F': o.phase_first = atof(optarg); break;
+        case 'G': o.phase_step = atof(optarg); break;
         case 'D': o.direct = 0; break;
         case 'H': o.hot_title_pct = atoi(optarg); break;
         case 'A': o.hot_access_pct = atoi(optarg); break;
@@ -347,7 +371,9 @@ int main(int argc, char **argv)
     if (o.max_procs < o.procs)
         o.max_procs = o.procs;
     if (o.procs < 0 || o.max_procs < 1 || o.max_procs > MAX_PROCS ||
-        o.block <= 0 || (o.direct && o.block % 512) || o.burst < 0)
+        o.block <= 0 || (o.direct && o.block % 512) || o.burst < 0 ||
+        !(o.phase_first >= 0 && o.phase_first < 1) ||
+        !(o.phase_step < 1))
         usage();
 
     setpgid(0, 0);
@@ -366,7 +392,7 @@ int main(int argc, char **argv)
     while (n < o.procs) {
         pid_t pid = fork();
         if (pid == 0)
-            worker(&o, n);
+            worker(&o, n, t0);
         if (pid < 0) {
             perror("loadgen: fork");
             break;
@@ -393,7 +419,7 @@ int main(int argc, char **argv)
         if (next && now >= next && n < o.max_procs) {
             pid_t pid = fork();
             if (pid == 0)
-                worker(&o, n);
+                worker(&o, n, now);
             if (pid > 0)
                 pids[n++] = pid;
             next += (long long)(o.ramp_s * NSEC);

@@ -347,6 +347,24 @@ class TestRunnerPieces(testtools.TestCase):
         # Not told: the [storage] default, one 7200 rpm disk.
         self.assertEqual(200.0, untold.capacity_of('any').max_iops)
 
+    def test_an_events_paced_processes_are_spread_over_one_slot(self):
+        from iothrottle.bench import scenario_runner
+        S = scenarios.Stream
+        loads = scenario_runner.event_loads(
+            (S('randwrite', 9.5), S('randread', 9.5), S('randread', 9.5),
+             S('randwrite')), block_kb=4)
+        got = [(ld.rw, ld.procs, ld.rate_kb_s, ld.phase_slots,
+                ld.phase_step_slots) for ld in loads]
+        # Three paced processes over two runs: 0, 1/3 and 2/3 of a
+        # slot late; the unpaced burster has no slot to spread over.
+        self.assertEqual(
+            [('randread', 2, 9.5, 0.0, 1 / 3),
+             ('randwrite', 1, 9.5, 2 / 3, 1 / 3),
+             ('randwrite', 1, None, 0.0, None)],
+            sorted(got, key=lambda g: (g[2] is None, g[0])))
+        late = next(ld for ld in loads if ld.phase_slots)
+        self.assertIn('-F', late.argv())
+
     def test_trace_names_the_demand_bound_marks(self):
         import types
 

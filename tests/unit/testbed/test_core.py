@@ -25,3 +25,18 @@ class TestIoCgroup(testtools.TestCase):
     def test_neither(self):
         self.assertIsNone(core.io_cgroup_of('4:memory:/x\n'))
         self.assertIsNone(core.io_cgroup_of(''))
+
+
+class TestLoad(testtools.TestCase):
+
+    def test_paced_processes_take_their_phases_to_loadgen(self):
+        argv = core.Load(procs=2, block_kb=4, rate_kb_s=9.5,
+                         phase_slots=0.25, phase_step_slots=0.5).argv()
+        self.assertEqual(['-F', '0.25', '-G', '0.5'],
+                         argv[argv.index('-F'):argv.index('-G') + 2])
+
+    def test_loadgens_own_spread_by_default(self):
+        # No phases given: loadgen spreads its own processes (i / -p).
+        argv = core.Load(procs=2, rate_kb_s=100).argv()
+        self.assertNotIn('-F', argv)
+        self.assertNotIn('-G', argv)
