@@ -108,6 +108,7 @@ class Load:
         if self.rw not in ('randwrite', 'randread', 'write', 'read',
                            'files'):
             raise ValueError('bad rw %r' % (self.rw,))
+        self._check_phases()
         args = ['-p', int(self.procs), '-b', '%dk' % int(self.block_kb),
                 '-m', self.rw, '-o', '%dm' % int(self.offset_mb),
                 '-n', int(self.burst)]
@@ -133,6 +134,18 @@ class Load:
             args += ['-H', int(self.hot_title_pct),
                      '-A', int(self.hot_access_pct), '-S', self.stats_path]
         return [str(a) for a in args]
+
+    def _check_phases(self):
+        """loadgen's own check (it exits at once on a bad phase, and a
+        guest's load that never ran shows only as a guest doing
+        nothing): every process of ``procs`` starts within one slot."""
+        step = self.phase_step_slots or 0.0
+        last = self.phase_slots + (int(self.procs) - 1) * step
+        if not (0 <= self.phase_slots < 1 and step >= 0 and last < 1):
+            raise ValueError(
+                'bad phases: process 0 at %r of a slot, each next %r '
+                'later, for %s processes: all must start within one slot'
+                % (self.phase_slots, self.phase_step_slots, self.procs))
 
 
 FileStats = collections.namedtuple(

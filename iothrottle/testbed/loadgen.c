@@ -76,7 +76,7 @@ struct opts {
     double duration_s;
     int burst;
     double phase_first;     /* slots process 0's schedule starts late */
-    double phase_step;      /* slots between processes; < 0: 1 / procs */
+    double phase_step;      /* slots between processes; -1: 1 / procs */
     int files;          /* mode "files" */
     int hot_title_pct;
     int hot_access_pct;
@@ -371,9 +371,14 @@ int main(int argc, char **argv)
     if (o.max_procs < o.procs)
         o.max_procs = o.procs;
     if (o.procs < 0 || o.max_procs < 1 || o.max_procs > MAX_PROCS ||
-        o.block <= 0 || (o.direct && o.block % 512) || o.burst < 0 ||
-        !(o.phase_first >= 0 && o.phase_first < 1) ||
-        !(o.phase_step < 1))
+        o.block <= 0 || (o.direct && o.block % 512) || o.burst < 0)
+        usage();
+    /* Every process of the -p within one slot: the last one's offset
+     * under 1 (a single process has no step to check). */
+    if (!(o.phase_first >= 0 && o.phase_first < 1) ||
+        (o.phase_step != -1 &&
+         !(o.phase_step >= 0 &&
+           o.phase_first + (o.procs - 1) * o.phase_step < 1)))
         usage();
 
     setpgid(0, 0);

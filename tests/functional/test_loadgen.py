@@ -80,9 +80,15 @@ class TestPacedPhases(testtools.TestCase):
                            self.offsets_s('-p', '2', '-F', '0.3333',
                                           '-G', '0.3333'))
 
-    def test_a_phase_outside_one_slot_is_refused(self):
-        out = subprocess.run([self.loadgen, '-f', self.target, '-F', '1'],
-                             stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        self.assertEqual(2, out.returncode)
-        self.assertIn(b'-F SLOTS', out.stderr)
+    def test_a_lone_process_runs_with_any_step(self):
+        # What the scenario runner asks of a lone paced process.
+        self.assertOffsets([0.0], self.offsets_s('-p', '1', '-F', '0',
+                                                 '-G', '1'))
+
+    def test_phases_outside_one_slot_are_refused(self):
+        for args in (['-F', '1'], ['-p', '2', '-F', '0.5', '-G', '0.5']):
+            out = subprocess.run(
+                [self.loadgen, '-f', self.target, '-r', '5'] + args,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.assertEqual(2, out.returncode, args)
+            self.assertIn(b'-F SLOTS', out.stderr)

@@ -40,3 +40,17 @@ class TestLoad(testtools.TestCase):
         argv = core.Load(procs=2, rate_kb_s=100).argv()
         self.assertNotIn('-F', argv)
         self.assertNotIn('-G', argv)
+
+    def test_a_lone_process_takes_any_step(self):
+        # The scenario runner's lone paced run: one process of one, a
+        # step of a whole slot that no second process takes.
+        argv = core.Load(procs=1, rate_kb_s=100, phase_slots=0.0,
+                         phase_step_slots=1.0).argv()
+        self.assertEqual('1', argv[argv.index('-G') + 1])
+
+    def test_phases_past_one_slot_are_refused_before_the_guest(self):
+        for phases in ((1.0, None), (-0.1, None), (0.5, 0.5), (0.0, -1)):
+            load = core.Load(procs=2, rate_kb_s=100, phase_slots=phases[0],
+                             phase_step_slots=phases[1])
+            e = self.assertRaises(ValueError, load.argv)
+            self.assertIn('bad phases', str(e))
