@@ -368,6 +368,27 @@ Each interval, for one storage domain:
    On the closed-loop fluid store this settles seed 000's plan in one
    interval at 100 % utilisation, where the sum of shortfalls alone,
    with no competitor held, took four.
+   A victim marked at a demand under its floor lacks what it lacks of
+   that demand, not of its floor: its ``s`` reads the load of the mark
+   where that is less (``_guard_gap``, ``Assessment.demand_load``), the
+   mark it keeps (a victim at its depth near the latency edge, step 1)
+   or the one it lost this interval (``lost_marks``: under it by more
+   than the mark's slack, held back again); the reason says "short of
+   its demand of N IOPS".  The mark says it ran paced at that rate
+   through a latency change: it asks for no more, and a cut that gives
+   it that with its guard band is what it needs.  Read up to its floor,
+   its ``s``, and the ``L`` every competitor multiplies, were what it
+   never asked for.  Scenario plan 1 of seed 37: at 6 s a 4 KB guest
+   paced at 8.2 requests/s for a floor of 10.8, marked at 8.0 and at
+   its depth at 116 ms, was read 5.0 requests/s short (1.6 of its
+   demand's band); at 16 s a 32 KB guest paced at 6.65 for a floor of
+   11, marked at 7.0 and held to 6.0 by a burst step, 5.6 short (1.4).
+   The deficits came to 0.09 and 0.31 of the store, the second more
+   than every donor's excess (every donor cut to its floor), and the
+   three intervals after each ran at 0.83-0.91 and 0.90-0.97 of
+   ``none``'s requests.  Should its demand have grown in the same
+   interval, it is still short the next, unmarked, and read up to its
+   floor then.
    The deficit is doubled for each interval in a row that already
    tightened (at most x8): the model is a model, and a persistent
    shortfall must escalate the cut.  It must have had its chance,
@@ -1242,6 +1263,19 @@ totals 54 (51), the requests the plans that fit lost against ``none``
 into the room the share scale keeps (and a floorless guest's past the
 minimum cap), hence never on an overbooked domain; the other plans
 that moved, it never acted in.
+Then (2026-11-29, twentieth session) a victim marked at a demand under
+its floor read short of that demand, not of its floor (step 2;
+doc/scenarios.rst, "A victim's need at its demand"): it acted in 8
+tightening intervals of four draws, and the interval after each ran
+at 1.03 of ``none``'s requests on average against 0.99 in the same
+intervals of the runs before (seed 37 plan 1, the case above, 0.947
+-> 0.986 over the plan).  Elsewhere the draws moved in plans it never
+acted in (totals 25 of 29 plans that fit against 26, floors 27
+against 29, overbooked shares 6 of 11 against 3): seed 7 plan 7's
+floor went where the knee release of step 4 read the requests in
+flight one interval before a burst step, and seed 7 plan 0's where a
+donor running 8 % over its cap was cut from its load, under the cap
+already (doc/scenarios.rst has both).
 
 Tunables (``[controller]``)
 ---------------------------
@@ -1509,6 +1543,7 @@ class Assessment:
     wants_more: bool
     floor_share: float = 1.0
     latency_satisfaction: float = math.inf
+    demand_iops: float = None
 
     @property
     def excess(self):
@@ -1557,12 +1592,21 @@ class Assessment:
             floor_share=floor_share)
 
     @property
+    def demand_load(self):
+        """The load of the demand it was marked at (``demand_iops``, at
+        its request size now); infinite unmarked."""
+        s = self.disk.sample
+        if self.demand_iops is None or s.iops <= 0:
+            return math.inf
+        return self.load * self.demand_iops / s.iops
+
+    @property
     def name(self):
         return self.disk.sample.instance_name or self.disk.disk_id
 
 
 def assess(disk, capacity, want_inflight, demand_bound=None,
-           draining=False, exposed_under=0.0):
+           draining=False, exposed_under=0.0, lost_mark_iops=None):
     """Turn one ``DiskInput`` into the figures the loop works with; a
     ``demand_bound`` disk (the rate ``demand_marks`` marked it at, None
     unmarked) or a ``draining`` one (``_draining``) does not want more
@@ -1570,7 +1614,10 @@ def assess(disk, capacity, want_inflight, demand_bound=None,
     is under ``exposed_under``: at its demand and at its depth, it
     wants the latency its demand, or its floor if less, needs.  (A
     stream that wants more is at its depth anyway, and its rate reads
-    what its latency would.)"""
+    what its latency would.)  Its ``demand_iops`` is the rate of its
+    mark, or of the one it lost this interval (``lost_mark_iops``,
+    ``lost_marks``): what a tightening reads it lacks up to
+    (``_guard_gap``)."""
     s = disk.sample
     g = disk.guarantee
     size = cost.mean_request_bytes(s.iops, s.bytes_sec)
@@ -1596,7 +1643,9 @@ def assess(disk, capacity, want_inflight, demand_bound=None,
         wants_more=((s.inflight >= want_inflight and demand_bound is None
                      and not draining)
                     or _at_cap(s, disk.cap) or exposed < exposed_under),
-        latency_satisfaction=exposed)
+        latency_satisfaction=exposed,
+        demand_iops=(demand_bound if demand_bound is not None
+                     else lost_mark_iops))
 
 
 def latency_satisfaction(disk, request_bytes, demand_iops=math.inf):
@@ -1852,11 +1901,13 @@ class GuaranteePolicy(policy.Policy):
         marks = demand_marks(state.served, state.demand_bound, view.disks,
                              unqueued, t.want_inflight)
         marked = dict(marks)
+        lost = lost_marks(state.demand_bound, marked, view.disks)
         depths = depth_marks(state.depths, view.disks)
         rows = [assess(d, view.capacity, t.want_inflight,
                        marked.get(d.disk_id),
                        _draining(d, latency_s, t.latency_factor),
-                       exposed_under=1 + t.guard_fraction)
+                       exposed_under=1 + t.guard_fraction,
+                       lost_mark_iops=lost.get(d.disk_id))
                 for d in view.disks]
         total_load = sum(r.load for r in rows)
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
@@ -2630,9 +2681,12 @@ def _share_gap(rows, decisions):
 
 
 def _guard_gap(row, guard_fraction):
-    """What ``row`` lacks of the top of its guard band, ``floor x (1 +
-    guard_fraction)`` (load, 0 at or above it)."""
-    return max(0.0, row.floor_load * (1 + guard_fraction) - row.load)
+    """What ``row`` lacks of the top of its guard band, ``need x (1 +
+    guard_fraction)`` (load, 0 at or above it): its need the floor, or
+    the demand it was marked at if less (``demand_load``: the mark it
+    keeps, or the one it lost this interval, ``lost_marks``)."""
+    need = min(row.floor_load, row.demand_load)
+    return max(0.0, need * (1 + guard_fraction) - row.load)
 
 
 def _shortfall(victims, guard_fraction):
@@ -2680,11 +2734,13 @@ def _free_took_more(state, rows, capacity):
 
 def _describe_victims(victims):
     return 'at or under guarantee and wanting more: ' + ', '.join(
-        '%s (%.0f %% of guarantee, %.2f in flight%s)'
+        '%s (%.0f %% of guarantee, %.2f in flight%s%s)'
         % (v.name, v.satisfaction * 100, v.disk.sample.inflight,
            '' if math.isinf(v.latency_satisfaction) else
            ', at its depth with %.0f %% of the latency its floor needs'
-           % (v.latency_satisfaction * 100))
+           % (v.latency_satisfaction * 100),
+           '' if v.demand_load >= v.floor_load else
+           ', short of its demand of %.1f IOPS' % v.demand_iops)
         for v in victims)
 
 
@@ -2801,6 +2857,18 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
         if _held_through_rise(prev, s) or _flat_through_fall(prev, s):
             out.append((d.disk_id, s.iops))
     return tuple(out)
+
+
+def lost_marks(marked_before, marked, disks):
+    """``{disk_id: iops}`` of the uncapped ``disks`` that lost the demand
+    mark ``marked_before`` gave them (``demand_marks``): held back again
+    this interval, under the rate they were marked at.  A tightening
+    still reads what such a stream lacks up to that rate, not up to its
+    floor (``_guard_gap``; the essay's step 2 has the case)."""
+    before = dict(marked_before)
+    return {d.disk_id: before[d.disk_id] for d in disks
+            if d.cap is None and d.disk_id in before
+            and d.disk_id not in marked}
 
 
 def depth_marks(depths, disks):

@@ -1854,6 +1854,58 @@ class TestDemandBound(testtools.TestCase):
         self.assertEqual((), out.decisions)
         self.assertEqual((('p/vda', 20.0),), out.state.demand_bound)
 
+    def test_a_guest_that_lost_its_mark_is_cut_for_what_it_lacks_of_it(
+            self):
+        # Scenario plan 1 of seed 37 at 16 s: p, paced at 20 IOPS under
+        # its floor of 26 and marked there, is held to 17 by a rise
+        # (under 95 % of 20, less one request of the 5 s interval: 18.8)
+        # and loses the mark.  What it lacks is read up to its demand:
+        # 20 x 1.2 - 17 = 7 IOPS, not 26 x 1.2 - 17 = 14.2.
+        disks = [disk('f', 75, 0.04), disk('p', 17, 0.04, min_iops=26)]
+        served = (('p/vda', 20, 0.02),)
+        unmarked = decide(disks, state=guarantee.DomainState(
+            0.010, served=served))
+        self.assertAlmostEqual(75 - 14.2, by_name(unmarked)['f'].cap.iops)
+        out = decide(disks, state=guarantee.DomainState(
+            0.010, served=served, demand_bound=(('p/vda', 20.0),)))
+        self.assertEqual((), out.state.demand_bound)
+        self.assertAlmostEqual(75 - 7, by_name(out)['f'].cap.iops)
+        self.assertIn('p (65 % of guarantee, 0.68 in flight, short of '
+                      'its demand of 20.0 IOPS)',
+                      by_name(out)['f'].reason)
+        # Marked over its floor, the floor is what it lacks, as before.
+        out = decide(disks, state=guarantee.DomainState(
+            0.010, served=served, demand_bound=(('p/vda', 30.0),)))
+        self.assertAlmostEqual(75 - 14.2, by_name(out)['f'].cap.iops)
+        self.assertNotIn('short of its demand', by_name(out)['f'].reason)
+
+    def test_a_marked_guest_at_its_depth_lacks_its_demand_not_its_floor(
+            self):
+        # Scenario plan 1 of seed 37 at 6 s: p, paced at its mark of 8
+        # IOPS for a floor of 10.8, at its depth at 116 ms (108 % of the
+        # latency its demand needs): a victim, lacking 8 x 1.2 - 8 = 1.6
+        # IOPS of its demand's band; unmarked, 10.8 x 1.2 - 8 = 4.96.
+        disks = [disk('f', 75, 0.116), disk('p', 8, 0.116, min_iops=10.8)]
+        served = (('p/vda', 8, 0.116),)
+        out = decide(disks, state=guarantee.DomainState(
+            0.010, served=served, demand_bound=(('p/vda', 8.0),)))
+        self.assertAlmostEqual(75 - 1.6, by_name(out)['f'].cap.iops)
+        self.assertIn('short of its demand of 8.0 IOPS',
+                      by_name(out)['f'].reason)
+        unmarked = decide(disks, state=guarantee.DomainState(
+            0.010, served=served))
+        self.assertAlmostEqual(75 - 4.96,
+                               by_name(unmarked)['f'].cap.iops)
+
+    def test_lost_marks_are_the_uncapped_disks_held_under_theirs(self):
+        cap = model.Cap(iops=10, bytes_sec=10 * KB64)
+        disks = [disk('a', 5, 0.04), disk('b', 5, 0.04),
+                 disk('c', 5, 0.04, cap=cap)]
+        before = (('a/vda', 6.0), ('b/vda', 5.0), ('c/vda', 6.0),
+                  ('gone/vda', 3.0))
+        self.assertEqual({'a/vda': 6.0}, guarantee.lost_marks(
+            before, {'b/vda': 5.0}, disks))
+
     def test_a_demand_bound_guest_at_its_depth_keeps_its_guard_band(self):
         # Scenario plan 5 of seed 11: p, paced at 12.75 requests/s of one
         # request at a time for a floor of 11.5, marked at its demand.
