@@ -1280,7 +1280,11 @@ against 29, overbooked shares 6 of 11 against 3): seed 7 plan 7's
 floor went where the knee release of step 4 read the requests in
 flight one interval before a burst step, and seed 7 plan 0's where a
 donor running 8 % over its cap was cut from its load, under the cap
-already (doc/scenarios.rst has both).
+already (doc/scenarios.rst has both).  Hence, the same session, a
+donor's cut taken from its cap when it runs over it (step 2,
+``_cut_from``): one draw of seed 7, floors 6 of 6, totals 5 of 6,
+plan 0's floor kept where it acted (doc/scenarios.rst, "A donor's cut
+taken from its cap when it runs over it").
 
 Tunables (``[controller]``)
 ---------------------------
