@@ -11,6 +11,7 @@ stop ends all of the guest's.  The capacity the controller is told is
 the measured one times the plan's factor, or the ``[storage]`` default.
 """
 
+import collections
 import dataclasses
 import types
 
@@ -167,9 +168,7 @@ def event_loads(streams, block_kb):
     after the first, never 9, and missed a need of 9 in the same
     intervals under ``none`` and ``guarantee`` (seed 29 plan 8,
     doc/scenarios.rst)."""
-    groups = {}
-    for s in streams:
-        groups[(s.rw, s.rate_kb_s)] = groups.get((s.rw, s.rate_kb_s), 0) + 1
+    groups = collections.Counter((s.rw, s.rate_kb_s) for s in streams)
     paced = sum(n for (_, rate), n in groups.items() if rate)
     out, first = [], 0
     for (rw, rate_kb_s), procs in sorted(groups.items()):

@@ -2157,11 +2157,10 @@ class GuaranteePolicy(policy.Policy):
         the cuts free and what those took (``DomainState.free_iops``,
         ``cut_iops``)."""
         t = self.tunables
-        lowest = [(r, self._lowest_cut(view, r)) for r in rows
-                  if r not in victims]
-        donors = [r for r, low in lowest if _cut_from(r) > low]
-        excesses = [_cut_from(r) - low for r, low in lowest
-                    if _cut_from(r) > low]
+        over_lowest = [(r, _cut_from(r) - self._lowest_cut(view, r))
+                       for r in rows if r not in victims]
+        donors = [r for r, excess in over_lowest if excess > 0]
+        excesses = [excess for _, excess in over_lowest if excess > 0]
         weights = [d.disk.guarantee.weight for d in donors]
 
         def capped_by(deficit):

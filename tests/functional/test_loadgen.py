@@ -10,10 +10,9 @@ No sleep: each case waits for loadgen to exit (``-t``) and reads the
 times strace wrote down.
 """
 
-import os
 import subprocess
-import tempfile
 
+import fixtures
 import testtools
 
 from iothrottle.testbed import images
@@ -30,18 +29,13 @@ class TestPacedPhases(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        tmp = self.useFixture_tmp()
-        self.loadgen = os.path.join(tmp, 'loadgen')
+        tmp = self.useFixture(fixtures.TempDir())
+        self.loadgen = tmp.join('loadgen')
         images._compile_loadgen(self.loadgen)
-        self.target = os.path.join(tmp, 'target')
+        self.target = tmp.join('target')
         with open(self.target, 'wb') as f:
             f.truncate(16 << 20)
-        self.trace = os.path.join(tmp, 'trace')
-
-    def useFixture_tmp(self):
-        tmp = tempfile.mkdtemp(prefix='itb-loadgen-')
-        self.addCleanup(subprocess.run, ['rm', '-rf', tmp], check=False)
-        return tmp
+        self.trace = tmp.join('trace')
 
     def offsets_s(self, *args):
         """Each process's first write, in s after loadgen's exec, in
