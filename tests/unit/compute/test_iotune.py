@@ -40,8 +40,24 @@ class TestCapParams(testtools.TestCase):
 
     def test_unlimited_baseline_takes_the_cap_as_totals(self):
         self.assertEqual(
-            _params(total_iops_sec=120, total_bytes_sec=5000000),
+            _params(total_iops_sec=121, total_bytes_sec=5000000),
             iotune.cap_params(iotune.IoTune(), model.Cap(120.7, 5e6)))
+
+    def test_a_cap_is_the_nearest_whole_rate(self):
+        # libvirt takes whole numbers: 18.9 requests/s is enforced as 19
+        # (rounded down, 18: 5 % under the decision), 18.4 as 18, and
+        # a half rounds up.
+        for cap_iops, whole in ((18.9, 19), (18.4, 18), (18.5, 19)):
+            params = iotune.cap_params(iotune.IoTune(),
+                                       model.Cap(cap_iops, 1048576.4))
+            self.assertEqual(_params(total_iops_sec=whole,
+                                     total_bytes_sec=1048576), params,
+                             cap_iops)
+
+    def test_a_rounded_cap_stays_under_the_baseline(self):
+        baseline = iotune.IoTune(total_iops_sec=18)
+        self.assertEqual(18, iotune.cap_params(
+            baseline, model.Cap(17.9, 0))['total_iops_sec'])
 
     def test_never_above_a_total_baseline(self):
         baseline = iotune.IoTune(total_iops_sec=100, total_bytes_sec=10)
