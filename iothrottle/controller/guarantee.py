@@ -394,6 +394,25 @@ Each interval, for one storage domain:
    ``none``'s requests.  Should its demand have grown in the same
    interval, it is still short the next, unmarked, and read up to its
    floor then.
+   An unmarked victim that ran uncapped the interval before with fewer
+   than ``want_inflight`` requests in flight did all it asked then
+   (``assess``: it wanted no more), and while it does no more than
+   that rate now (within one request of the interval) its demand is
+   that rate as far as anything has shown: it is read up to that,
+   or its floor if less, as a lost mark is (``quiet_demands``).  A
+   burst's first interval is where this acts: no guest has a mark
+   yet, and a paced guest short of its demand by a request was read
+   short of its floor.  Scenario plan 5 of seed 23 (``-round``): at 4
+   s a 32 KB guest paced at 13.5 requests/s for a floor of 15.5 (0.16
+   in flight at 12 ms the interval before) did 12.5 at 77 ms, was read
+   6.1 requests/s short of the top of its floor's band (3.7 of its
+   demand's), and with the uncapped competitors' part the burster was
+   cut from 48 to 31 IOPS; the store ran at 0.85-0.89 of ``none``'s
+   requests for the two intervals after, and the plan at 0.93.  One
+   that now does more has shown more demand and is read up to its
+   floor; one whose demand grew without its rate showing it (held
+   under its old rate at once) is read short by the difference for an
+   interval, and up to its floor the next, unmarked and wanting more.
    The deficit is doubled for each interval in a row that already
    tightened (at most x8): the model is a model, and a persistent
    shortfall must escalate the cut.  It must have had its chance,
@@ -1615,7 +1634,7 @@ class Assessment:
 
 
 def assess(disk, capacity, want_inflight, demand_bound=None,
-           draining=False, exposed_under=0.0, lost_mark_iops=None):
+           draining=False, exposed_under=0.0, shown_demand_iops=None):
     """Turn one ``DiskInput`` into the figures the loop works with; a
     ``demand_bound`` disk (the rate ``demand_marks`` marked it at, None
     unmarked) or a ``draining`` one (``_draining``) does not want more
@@ -1624,9 +1643,10 @@ def assess(disk, capacity, want_inflight, demand_bound=None,
     wants the latency its demand, or its floor if less, needs.  (A
     stream that wants more is at its depth anyway, and its rate reads
     what its latency would.)  Its ``demand_iops`` is the rate of its
-    mark, or of the one it lost this interval (``lost_mark_iops``,
-    ``lost_marks``): what a tightening reads it lacks up to
-    (``_guard_gap``)."""
+    mark, or, unmarked, the demand it showed and is held under this
+    interval (``shown_demand_iops``: the mark it lost, ``lost_marks``,
+    or the rate at which it last wanted no more, ``quiet_demands``):
+    what a tightening reads it lacks up to (``_guard_gap``)."""
     s = disk.sample
     g = disk.guarantee
     size = cost.mean_request_bytes(s.iops, s.bytes_sec)
@@ -1654,7 +1674,7 @@ def assess(disk, capacity, want_inflight, demand_bound=None,
                     or _at_cap(s, disk.cap) or exposed < exposed_under),
         latency_satisfaction=exposed,
         demand_iops=(demand_bound if demand_bound is not None
-                     else lost_mark_iops))
+                     else shown_demand_iops))
 
 
 def latency_satisfaction(disk, request_bytes, demand_iops=math.inf):
@@ -1910,13 +1930,15 @@ class GuaranteePolicy(policy.Policy):
         marks = demand_marks(state.served, state.demand_bound, view.disks,
                              unqueued, t.want_inflight)
         marked = dict(marks)
-        lost = lost_marks(state.demand_bound, marked, view.disks)
+        shown = dict(quiet_demands(state.served, state.demand_bound,
+                                   view.disks, t.want_inflight),
+                     **lost_marks(state.demand_bound, marked, view.disks))
         depths = depth_marks(state.depths, view.disks)
         rows = [assess(d, view.capacity, t.want_inflight,
                        marked.get(d.disk_id),
                        _draining(d, latency_s, t.latency_factor),
                        exposed_under=1 + t.guard_fraction,
-                       lost_mark_iops=lost.get(d.disk_id))
+                       shown_demand_iops=shown.get(d.disk_id))
                 for d in view.disks]
         total_load = sum(r.load for r in rows)
         baseline_s = _next_baseline(state.baseline_latency_s, latency_s,
@@ -2705,7 +2727,8 @@ def _guard_gap(row, guard_fraction):
     """What ``row`` lacks of the top of its guard band, ``need x (1 +
     guard_fraction)`` (load, 0 at or above it): its need the floor, or
     the demand it was marked at if less (``demand_load``: the mark it
-    keeps, or the one it lost this interval, ``lost_marks``)."""
+    keeps, the one it lost this interval, ``lost_marks``, or the rate
+    at which it last wanted no more, ``quiet_demands``)."""
     need = min(row.floor_load, row.demand_load)
     return max(0.0, need * (1 + guard_fraction) - row.load)
 
@@ -2890,6 +2913,32 @@ def lost_marks(marked_before, marked, disks):
     return {d.disk_id: before[d.disk_id] for d in disks
             if d.cap is None and d.disk_id in before
             and d.disk_id not in marked}
+
+
+def quiet_demands(served, marked_before, disks, want_inflight):
+    """``{disk_id: iops}`` of the uncapped, unmarked ``disks`` that ran
+    uncapped last interval (``served``) with fewer than
+    ``want_inflight`` requests in flight, wanting no more (``assess``),
+    and now do no more than that rate, within one request of the
+    interval (a paced stream's count moves by one against the
+    interval's edges): the most of the two is its demand as far as
+    anything has shown, which a tightening reads it lacks up to, as it
+    reads a lost mark (``_guard_gap``; the essay's step 2 has the
+    case).  A disk marked last interval is ``lost_marks``' to read."""
+    before = {disk_id: (iops, latency_s)
+              for disk_id, iops, latency_s in served}
+    marked = dict(marked_before)
+    out = {}
+    for d in disks:
+        prev = before.get(d.disk_id)
+        if d.cap is not None or prev is None or d.disk_id in marked:
+            continue
+        iops, latency_s = prev
+        s = d.sample
+        if (0 < iops and iops * latency_s < want_inflight
+                and s.iops <= iops + 1 / s.interval_s):
+            out[d.disk_id] = max(iops, s.iops)
+    return out
 
 
 def depth_marks(depths, disks):

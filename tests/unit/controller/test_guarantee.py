@@ -1877,7 +1877,8 @@ class TestDemandBound(testtools.TestCase):
         # and loses the mark.  What it lacks is read up to its demand:
         # 20 x 1.2 - 17 = 7 IOPS, not 26 x 1.2 - 17 = 14.2.
         disks = [disk('f', 75, 0.04), disk('p', 17, 0.04, min_iops=26)]
-        served = (('p/vda', 20, 0.02),)
+        # 0.6 in flight last interval: it wanted more then too.
+        served = (('p/vda', 20, 0.03),)
         unmarked = decide(disks, state=guarantee.DomainState(
             0.010, served=served))
         self.assertAlmostEqual(75 - 14.2, by_name(unmarked)['f'].cap.iops)
@@ -1911,6 +1912,43 @@ class TestDemandBound(testtools.TestCase):
             0.010, served=served))
         self.assertAlmostEqual(75 - 4.96,
                                by_name(unmarked)['f'].cap.iops)
+
+    def test_a_guest_that_wanted_no_more_is_cut_for_what_it_lacks_of_it(
+            self):
+        # Scenario plan 5 of seed 23 at 4 s: p did 20 IOPS uncapped with
+        # 0.4 requests in flight (wanting no more) and no mark, and a
+        # burst holds it to 17: read up to that rate, 20 x 1.2 - 17 = 7
+        # IOPS, not its floor's 26 x 1.2 - 17 = 14.2.
+        disks = [disk('f', 75, 0.04), disk('p', 17, 0.04, min_iops=26)]
+        out = decide(disks, state=guarantee.DomainState(
+            0.010, served=(('p/vda', 20, 0.02),)))
+        self.assertAlmostEqual(75 - 7, by_name(out)['f'].cap.iops)
+        self.assertIn('short of its demand of 20.0 IOPS',
+                      by_name(out)['f'].reason)
+        # Doing more than that rate (by more than a request of the 5 s
+        # interval, and too much more to be marked at its demand through
+        # the rise), it has shown more demand: up to its floor.
+        disks = [disk('f', 75, 0.04), disk('p', 22, 0.04, min_iops=26)]
+        out = decide(disks, state=guarantee.DomainState(
+            0.010, served=(('p/vda', 20, 0.02),)))
+        self.assertAlmostEqual(75 - (26 * 1.2 - 22),
+                               by_name(out)['f'].cap.iops)
+        self.assertNotIn('short of its demand', by_name(out)['f'].reason)
+
+    def test_quiet_demands_are_the_unmarked_disks_that_wanted_no_more(self):
+        cap = model.Cap(iops=10, bytes_sec=10 * KB64)
+        disks = [disk('a', 5, 0.04), disk('b', 5, 0.04), disk('c', 5, 0.04),
+                 disk('d', 5, 0.04, cap=cap), disk('e', 5.1, 0.04),
+                 disk('f', 5, 0.04)]
+        served = (('a/vda', 6.0, 0.05),   # 0.3 in flight: its demand
+                  ('b/vda', 6.0, 0.10),   # 0.6: it wanted more
+                  ('c/vda', 6.0, 0.05),   # marked: lost_marks' to read
+                  ('d/vda', 6.0, 0.05),   # capped now
+                  ('e/vda', 5.0, 0.05),   # within a request over it
+                  ('f/vda', 4.0, 0.05))   # more than a request over it
+        self.assertEqual({'a/vda': 6.0, 'e/vda': 5.1},
+                         guarantee.quiet_demands(
+                             served, (('c/vda', 6.0),), disks, 0.5))
 
     def test_lost_marks_are_the_uncapped_disks_held_under_theirs(self):
         cap = model.Cap(iops=10, bytes_sec=10 * KB64)
