@@ -868,6 +868,17 @@ guests at the minimum cap of 10 IOPS for shares of 7.9 and 7.3, 4.8
 requests/s more than the shares left, and the latency-bound guests that
 needed them got 85-87 % of their shares.
 
+A share reaches libvirt as a whole number of requests a second, the
+nearest to the decision (``compute.iotune``).  Rounded down, as caps
+were until 2026-11-29, the shares of small-request guests, whose bytes
+limit sits at the minimum cap's and leaves the IOPS limit alone to hold
+them, ran up to a request a second under the decision: a share of 18.9
+ran at 18, 95 % of itself on top of the share scale's 95 %.  Measured
+on six draws (doc/scenarios.rst, "Caps rounded to the nearest
+request"): capped guests of 32 KB requests or less did 0.984 of their
+caps and now 1.023, and 13 of 20 overbooked plans kept every share at
+95 % against 8.
+
 The shares hold in every interval whose floors in demand exceed the
 usable load, whether or not that interval reads as saturated.  What
 keeps an overbooked domain under its border is its caps, so an interval
@@ -1304,6 +1315,17 @@ donor's cut taken from its cap when it runs over it (step 2,
 ``_cut_from``): one draw of seed 7, floors 6 of 6, totals 5 of 6,
 plan 0's floor kept where it acted (doc/scenarios.rst, "A donor's cut
 taken from its cap when it runs over it").
+Then (2026-11-29, twenty-first session) caps enforced at the nearest
+whole request, not rounded down (Overbooked domains): six draws, the
+overbooked plans at 95 % of every share 13 of 20 against 8, the other
+bars as before.  And a victim that last wanted no more, uncapped under
+``want_inflight`` in flight, read short of the rate it did then while
+it does no more (step 2, ``quiet_demands``): it acted in four
+intervals of four plans of five draws, the interval after at 0.991
+of ``none``'s requests against 0.950 in the same intervals before
+(seed 23 plan 5, the case above, 0.929 -> 0.978 over the plan;
+doc/scenarios.rst, "A victim's need at the rate it last wanted no
+more").
 
 Tunables (``[controller]``)
 ---------------------------
