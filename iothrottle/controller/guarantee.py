@@ -672,7 +672,21 @@ Each interval, for one storage domain:
    (Overbooked domains), and every cap is a share; measured before it
    was excluded, the rule grew seed 7 plan 3's six caps into that room
    at 16 and 18 s, and at 20 s three guests ran short of caps at or over
-   their shares at 136-139 ms.  What the check does not read is a
+   their shares at 136-139 ms.  For the same reason the room of an
+   overbooked domain is measured under the load its shares share out
+   (the usable load at the share scale, and what the floorless disks
+   keep at the minimum cap: ``_share_floors``' ceiling), not under the
+   border: with the scale at 95 % and every share in use that load is
+   0.855 of a 0.9 border, and the 0.045 between is the scale's gift to
+   the guests that wait in the queue, which a release, half the room
+   at a time, handed back to the caps.  Scenario plan 9 of seed 41:
+   five guests capped at their scaled shares, every one at its cap (no
+   latency read), the caps grew by 4.1 and then 2.1 % at 16 and 18 s,
+   the next interval read the border and cut, and a 32 KB guest with
+   four readers under a cap it did not reach got 83-85 % of its share.
+   A share a guest leaves unused is still room (its load is under its
+   share), and the caps share it as before; at scale 1 the ceiling is
+   the border.  What the check does not read is a
    capped guaranteed guest: its limit is infinite, a release being
    its own gain (``depth_latency_s``), which holds for a guest that
    fills its cap and less for one paced near its floor and capped at
@@ -1970,7 +1984,7 @@ class GuaranteePolicy(policy.Policy):
         # does not put a domain under its load border at it (step 4).
         full = self._saturation(total_load, congestion if queued else '',
                                 scale)
-        rows, overbooking, usable = self._share_floors(
+        rows, overbooking, usable, shared_out = self._share_floors(
             view, rows, state.share_scale)
         contenders = [r for r in rows if r.wants_more
                       and not r.held_by_own_cap()]
@@ -2015,7 +2029,7 @@ class GuaranteePolicy(policy.Policy):
                 view, rows, full,
                 _room_confirmed(latency_s, state.lowest_latency_s),
                 marked, {d: depth for d, depth, _ in depths},
-                overbooked=bool(overbooking))
+                overbooked=bool(overbooking), ceiling=shared_out)
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if overbooking and felt else 0.0,
@@ -2152,8 +2166,10 @@ class GuaranteePolicy(policy.Policy):
 
     def _share_floors(self, view, rows, share_scale=1.0):
         """``rows`` with each floor scaled to its share of an overbooked
-        domain, a note of it ('' when the floors fit), and the usable
-        load shared out.
+        domain, a note of it ('' when the floors fit), the usable load
+        shared out, and the load the domain's disks may add up to: the
+        border when the floors fit, else the usable load shared out and
+        what the floorless disks keep (a release's ceiling, step 4).
 
         The floors in demand (``Assessment.claim``) may use what the
         border leaves once every floorless disk doing I/O has its
@@ -2174,7 +2190,7 @@ class GuaranteePolicy(policy.Policy):
         usable = share_scale * base
         claims = [r.claim for r in rows]
         if sum(claims) <= usable:
-            return rows, '', usable
+            return rows, '', usable, t.border_fraction
         minimums = [self._minimum_cap_load(view, r) for r in rows]
         entitled = [_scaled_share(e, c, m, share_scale)
                     for e, c, m in zip(shares.entitlements(
@@ -2187,7 +2203,8 @@ class GuaranteePolicy(policy.Policy):
                         % (sum(claims), usable,
                            '' if share_scale >= 1.0 else
                            ' (shared at %.1f %%: uncapped floors off their '
-                           'shares)' % (share_scale * 100))), usable
+                           'shares)' % (share_scale * 100))), usable, (
+                               usable + reserve)
 
     def _minimum_cap_load(self, view, row):
         m = self.tunables.minimum_cap
@@ -2269,8 +2286,9 @@ class GuaranteePolicy(policy.Policy):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
     def _release(self, view, rows, saturation, room_confirmed, marked,
-                 depths, overbooked=False):
+                 depths, overbooked=False, ceiling=None):
         t = self.tunables
+        ceiling = t.border_fraction if ceiling is None else ceiling
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         weights = [r.disk.guarantee.weight for r in growing]
         # Below the border only: both readings of the latency margins.
@@ -2281,8 +2299,11 @@ class GuaranteePolicy(policy.Policy):
         room_note = ''
         if not saturation and growing:
             load = sum(r.load for r in rows)
-            room = t.border_fraction - load
+            room = ceiling - load
             grant = ROOM_SHARE * room
+            if ceiling < t.border_fraction:
+                room_note = (', overbooked: up to the %.3f its shares '
+                             'share out' % ceiling)
             # At once only up to border_fraction of the border: once
             # learned, the border is the store's full rate, and a step
             # onto it lands at the knee - unless every need holds at
@@ -2291,11 +2312,11 @@ class GuaranteePolicy(policy.Policy):
             knee_s = knee_latency_s(rows, t.border_fraction)
             if not overbooked and _needs_hold_at_the_knee(limits, knee_s):
                 grant = room
-                room_note = (', every floor kept at the latency the '
-                             'border can show')
+                room_note += (', every floor kept at the latency the '
+                              'border can show')
             elif room_confirmed and short_of_knee > grant:
                 grant = short_of_knee
-                room_note = ', its latency confirming the room'
+                room_note += ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
             margin, margin_note = self._knee_margin(rows, limits, queued,
                                                     knee_s)
@@ -2564,9 +2585,10 @@ def _room_steps(growing, steps, room, grant):
     at once), whichever is more, and together by no more than the room
     (water-filled by weight): caps that push against them take what
     they are given, so steps that add up to more than the room cross
-    the border."""
+    the border.  No room (an overbooked domain at the load its shares
+    share out): no step."""
     if room <= 0:
-        return steps
+        return [0.0] * len(steps)
     weights = [r.disk.guarantee.weight for r in growing]
     total_weight = sum(weights)
     return _within([max(step, grant * w / total_weight)

@@ -820,6 +820,36 @@ class TestHoldAndRelease(testtools.TestCase):
             self.assertIn('(overbooked)', d.reason)
             self.assertNotIn('every floor kept', d.reason)
 
+    def test_an_overbooked_release_stops_at_what_the_shares_share_out(self):
+        # The same floors, the share scale at 95 %: shares of 34.2,
+        # 34.2 and 17.1, 85.5 of the border's 90.  Every disk at its
+        # cap, the domain reads below its border, and the 4.5 under it
+        # are what the scale keeps free for guests that wait in the
+        # queue (scenario plan 9 of seed 41: caps at the scaled shares
+        # grown by 4.1 and 2.1 % into it, then a 32 KB guest with four
+        # readers at 83-85 % of its share).  No cap grows.
+        def capped(name, iops, floor):
+            return disk(name, iops, 0.3, min_iops=floor,
+                        cap=model.Cap(iops, iops * KB64))
+        scaled = dataclasses.replace(CALM, share_scale=0.95)
+        out = by_name(decide([capped('vm1', 34.2, 60),
+                              capped('vm2', 34.2, 60),
+                              capped('vm3', 17.1, 30)], state=scaled))
+        for name, iops in (('vm1', 34.2), ('vm2', 34.2), ('vm3', 17.1)):
+            self.assertAlmostEqual(iops, out[name].cap.iops, places=2)
+            self.assertIn('held', out[name].reason)
+            self.assertIn('up to the 0.855 its shares share out',
+                          out[name].reason)
+        # vm1 at a cap of 30 leaves 4.2 under that: the three caps grow
+        # by that much together, 1.4 each by weight, not by 2.9 each
+        # into the 8.7 under the border (vm1's is then raised to its
+        # share, as every cap under its defended floor is).
+        out = by_name(decide([capped('vm1', 30, 60), capped('vm2', 34.2, 60),
+                              capped('vm3', 17.1, 30)], state=scaled))
+        self.assertAlmostEqual(35.6, out['vm2'].cap.iops, places=2)
+        self.assertAlmostEqual(18.5, out['vm3'].cap.iops, places=2)
+        self.assertAlmostEqual(34.2, out['vm1'].cap.iops, places=2)
+
     def test_needs_hold_at_the_knee_only_under_it(self):
         knee_s = 0.150
         holds = guarantee._needs_hold_at_the_knee
