@@ -936,7 +936,21 @@ capped donors fell to 0.86-0.92 of theirs (seeds 7 and 0,
 doc/scenarios.rst).  It never falls under ``1 - defend_fraction``
 (95 %): a donor held there is still within the band in which the
 policy counts a floor defended, and what a victim would gain beyond
-it is what every donor loses of a share it was promised.  So the
+it is what every donor loses of a share it was promised.  Nor does it
+stay under 1 for nobody: in an interval whose cuts have acted and in
+which every guaranteed disk on a share that wants more is held by its
+own cap (``_waiting_for_shares``), nobody waits in the queue for what
+it withholds, and it gives back half of it (``SHARE_SCALE_GAIN``), or
+more if a floor over its share says so.  The gap cannot tell: it
+counts only the disks no cap holds, and with none it is 0, which held
+the scale where the last short guest had left it.  Scenario plan 9 of
+seed 41, with the release's ceiling of step 4: five guests, every one
+at its cap, the scale at its 95 % bottom from an earlier shortfall,
+and the caps at 93-95 % of the bench's shares for the last three
+intervals - the bar or under it, with no guest served by the 5 %.
+Given back, the shares lengthen the store's queue; once a capped
+guest runs under its cap, it waits, and the gap takes the scale down
+again.  So the
 scale is a part of each share, taken after the usable load is shared
 (``_scaled_share``); a share the minimum cap holds keeps the minimum,
 a claim granted whole keeps the claim.  Taken from the usable load
@@ -2030,10 +2044,12 @@ class GuaranteePolicy(policy.Policy):
                 _room_confirmed(latency_s, state.lowest_latency_s),
                 marked, {d: depth for d, depth, _ in depths},
                 overbooked=bool(overbooking), ceiling=shared_out)
+        acted = bool(overbooking) and felt
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
-            _share_gap(rows, decisions) if overbooking and felt else 0.0,
-            exhausted, lowest=1 - t.defend_fraction)
+            _share_gap(rows, decisions) if acted else 0.0,
+            exhausted, lowest=1 - t.defend_fraction,
+            waiting=not acted or _waiting_for_shares(rows, decisions))
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
@@ -2687,7 +2703,7 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
 
 
 def next_share_scale(scale, saturation, overbooking, usable, gap,
-                     exhausted, lowest):
+                     exhausted, lowest, waiting=True):
     """The part of each share it can cut that an overbooked domain
     defends next interval (``_scaled_share``; see the essay's
     Overbooked domains).
@@ -2702,15 +2718,21 @@ def next_share_scale(scale, saturation, overbooking, usable, gap,
     lack, saturated or not (an overbooked domain under its border is
     held there by its caps).  Within ``lowest`` (the bottom of the
     defend band: a donor held there still has its share as the policy
-    counts a floor kept) and 1.  A saturated domain whose floors fit
-    has nothing to share: 1; one below the border whose floors fit
-    keeps the scale it had.
+    counts a floor kept) and 1.  Nobody ``waiting`` (no disk on a share
+    that wants more and no cap holds, ``_waiting_for_shares``, in an
+    interval whose cuts have acted): what the scale withholds is for
+    nobody, and it gives back half of it (``SHARE_SCALE_GAIN``).  A
+    saturated domain whose floors fit has nothing to share: 1; one
+    below the border whose floors fit keeps the scale it had.
     """
     if not overbooking:
         return 1.0 if saturation else scale
     if usable <= 0 or (gap > 0 and not exhausted):
         return scale
-    return min(1.0, max(lowest, scale - SHARE_SCALE_GAIN * gap / usable))
+    moved = scale - SHARE_SCALE_GAIN * gap / usable
+    if not waiting:
+        moved = max(moved, scale + SHARE_SCALE_GAIN * (1.0 - scale))
+    return min(1.0, max(lowest, moved))
 
 
 def _scaled_share(share, claim, minimum, scale):
@@ -2743,16 +2765,30 @@ def _share_gap(rows, decisions):
     it (scenario plan 1 of seed 7: that guest at 115 % of its share,
     the capped ones at 92-94 % of theirs, the scale at its 95 %
     bottom)."""
-    caps = {(d.instance_uuid, d.device):
-            d.cap if d.action == model.CAP else None for d in decisions}
     return sum(r.floor_load - r.load if r.wants_more
                else min(0.0, r.floor_load - r.load)
-               for r in rows
-               if r.floor_load > 0 and r.floor_share < 1.0
-               and not r.held_by_own_cap()
-               and not _at_cap(r.disk.sample, caps.get(
-                   (r.disk.sample.instance_uuid, r.disk.sample.device),
-                   r.disk.cap)))
+               for r in _unheld_shares(rows, decisions))
+
+
+def _waiting_for_shares(rows, decisions):
+    """Whether a guaranteed disk on a share wants more and no cap holds
+    it (``_unheld_shares``): one the store's queue holds back, whom the
+    part of the shares the scale withholds is for."""
+    return any(r.wants_more for r in _unheld_shares(rows, decisions))
+
+
+def _unheld_shares(rows, decisions):
+    """The guaranteed disks defended at a share (an overbooked domain)
+    that their own caps do not hold, now or by this interval's
+    decision (``_at_cap``)."""
+    caps = {(d.instance_uuid, d.device):
+            d.cap if d.action == model.CAP else None for d in decisions}
+    return [r for r in rows
+            if r.floor_load > 0 and r.floor_share < 1.0
+            and not r.held_by_own_cap()
+            and not _at_cap(r.disk.sample, caps.get(
+                (r.disk.sample.instance_uuid, r.disk.sample.device),
+                r.disk.cap))]
 
 
 def _cut_from(row):

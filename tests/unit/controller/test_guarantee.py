@@ -832,14 +832,18 @@ class TestHoldAndRelease(testtools.TestCase):
             return disk(name, iops, 0.3, min_iops=floor,
                         cap=model.Cap(iops, iops * KB64))
         scaled = dataclasses.replace(CALM, share_scale=0.95)
-        out = by_name(decide([capped('vm1', 34.2, 60),
-                              capped('vm2', 34.2, 60),
-                              capped('vm3', 17.1, 30)], state=scaled))
+        outcome = decide([capped('vm1', 34.2, 60), capped('vm2', 34.2, 60),
+                          capped('vm3', 17.1, 30)], state=scaled)
+        out = by_name(outcome)
         for name, iops in (('vm1', 34.2), ('vm2', 34.2), ('vm3', 17.1)):
             self.assertAlmostEqual(iops, out[name].cap.iops, places=2)
             self.assertIn('held', out[name].reason)
             self.assertIn('up to the 0.855 its shares share out',
                           out[name].reason)
+        # Nobody waits in the queue for what the scale withholds (every
+        # disk held by its own cap): the scale gives back half of it,
+        # and the next interval's shares take it.
+        self.assertAlmostEqual(0.975, outcome.state.share_scale)
         # vm1 at a cap of 30 leaves 4.2 under that: the three caps grow
         # by that much together, 1.4 each by weight, not by 2.9 each
         # into the 8.7 under the border (vm1's is then raised to its
@@ -2035,9 +2039,10 @@ class TestDemandBound(testtools.TestCase):
 class TestShareScale(testtools.TestCase):
 
     def scale(self, scale, gap, saturation='busy',
-              overbooking='; overbooked', exhausted=True):
+              overbooking='; overbooked', exhausted=True, waiting=True):
         return guarantee.next_share_scale(scale, saturation, overbooking,
-                                          0.9, gap, exhausted, lowest=0.95)
+                                          0.9, gap, exhausted, lowest=0.95,
+                                          waiting=waiting)
 
     def test_falls_by_half_the_gap_while_no_donor_has_excess(self):
         # Uncapped floors lack 0.018 of a usable 0.9: 1 %.
@@ -2100,6 +2105,15 @@ class TestShareScale(testtools.TestCase):
         cut = model.Decision('g6', 'vda', model.CAP, 'cut',
                              cap=model.Cap(15, 15 * KB64))
         self.assertEqual(0.0, guarantee._share_gap([g6(15, 21)], [cut]))
+
+    def test_gives_back_half_of_what_it_withholds_when_nobody_waits(self):
+        # Every guaranteed disk that wants more is held by its own cap
+        # (scenario plan 9 of seed 41: five guests at caps of 93-95 %
+        # of their shares, the scale at its bottom, no gap to move it).
+        self.assertAlmostEqual(0.975, self.scale(0.95, 0.0, waiting=False))
+        self.assertEqual(0.95, self.scale(0.95, 0.0))
+        # A floor over its share (a negative gap) may give back more.
+        self.assertEqual(1.0, self.scale(0.95, -0.09, waiting=False))
 
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
