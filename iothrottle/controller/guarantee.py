@@ -938,12 +938,15 @@ doc/scenarios.rst).  It never falls under ``1 - defend_fraction``
 policy counts a floor defended, and what a victim would gain beyond
 it is what every donor loses of a share it was promised.  Nor does it
 stay under 1 for nobody: in an interval whose cuts have acted and in
-which every guaranteed disk on a share that wants more is held by its
-own cap (``_waiting_for_shares``), nobody waits in the queue for what
-it withholds, and it gives back half of it (``SHARE_SCALE_GAIN``), or
-more if a floor over its share says so.  The gap cannot tell: it
-counts only the disks no cap holds, and with none it is 0, which held
-the scale where the last short guest had left it.  Scenario plan 9 of
+which every guaranteed disk on a share that wants more runs at its
+cap (``_waiting_for_shares``: at ``1 - defend_fraction`` of it or
+more, stricter than ``AT_CAP_FRACTION``'s 90 %, which under a cap at
+the share is under the share's band, where the queue may be what
+holds it), nobody waits in the queue for what it withholds, and it
+gives back half of it (``SHARE_SCALE_GAIN``), or more if a floor over
+its share says so.  The gap cannot tell: it counts only the disks no
+cap holds, and with none it is 0, which held the scale where the last
+short guest had left it.  Scenario plan 9 of
 seed 41, with the release's ceiling of step 4: five guests, every one
 at its cap, the scale at its 95 % bottom from an earlier shortfall,
 and the caps at 93-95 % of the bench's shares for the last three
@@ -1883,13 +1886,14 @@ def _over_cap(sample, cap):
                 > cap.bytes_sec * (1 + CUT_FELT_TOLERANCE) + one_bytes_sec))
 
 
-def _at_cap(sample, cap):
-    """Whether a disk runs at its cap on either axis."""
+def _at_cap(sample, cap, fraction=AT_CAP_FRACTION):
+    """Whether a disk runs at ``fraction`` of its cap or more on either
+    axis."""
     if cap is None:
         return False
-    return ((cap.iops > 0 and sample.iops >= AT_CAP_FRACTION * cap.iops)
+    return ((cap.iops > 0 and sample.iops >= fraction * cap.iops)
             or (cap.bytes_sec > 0
-                and sample.bytes_sec >= AT_CAP_FRACTION * cap.bytes_sec))
+                and sample.bytes_sec >= fraction * cap.bytes_sec))
 
 
 def water_fill(excesses, weights, deficit):
@@ -2049,7 +2053,8 @@ class GuaranteePolicy(policy.Policy):
             state.share_scale, saturation, overbooking, usable,
             _share_gap(rows, decisions) if acted else 0.0,
             exhausted, lowest=1 - t.defend_fraction,
-            waiting=not acted or _waiting_for_shares(rows, decisions))
+            waiting=not acted or _waiting_for_shares(
+                rows, decisions, 1 - t.defend_fraction))
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
@@ -2770,25 +2775,35 @@ def _share_gap(rows, decisions):
                for r in _unheld_shares(rows, decisions))
 
 
-def _waiting_for_shares(rows, decisions):
-    """Whether a guaranteed disk on a share wants more and no cap holds
-    it (``_unheld_shares``): one the store's queue holds back, whom the
-    part of the shares the scale withholds is for."""
-    return any(r.wants_more for r in _unheld_shares(rows, decisions))
+def _waiting_for_shares(rows, decisions, held_fraction):
+    """Whether a guaranteed disk on a share wants more and does not run
+    at ``held_fraction`` of its cap (the bottom of the defend band) or
+    more, now or by this interval's decision: one the store's queue
+    holds back, whom the part of the shares the scale withholds is
+    for.  Stricter than a disk its own cap holds (``AT_CAP_FRACTION``,
+    the throttle's averaging): under a cap at its share, 90 % of the
+    cap is under the share's band, and the queue may be what holds it
+    (scenario plan 4 of seed 41: an 8 KB guest with three readers at
+    90-95 % of a cap at 99 % of its share while the scale gave back,
+    then 76 %)."""
+    return bool(_unheld_shares(rows, decisions, held_fraction, wanting=True))
 
 
-def _unheld_shares(rows, decisions):
+def _unheld_shares(rows, decisions, held_fraction=AT_CAP_FRACTION,
+                   wanting=False):
     """The guaranteed disks defended at a share (an overbooked domain)
     that their own caps do not hold, now or by this interval's
-    decision (``_at_cap``)."""
+    decision (``_at_cap`` at ``held_fraction``); only those that want
+    more if ``wanting``."""
     caps = {(d.instance_uuid, d.device):
             d.cap if d.action == model.CAP else None for d in decisions}
     return [r for r in rows
             if r.floor_load > 0 and r.floor_share < 1.0
-            and not r.held_by_own_cap()
+            and (r.wants_more or not wanting)
+            and not _at_cap(r.disk.sample, r.disk.cap, held_fraction)
             and not _at_cap(r.disk.sample, caps.get(
                 (r.disk.sample.instance_uuid, r.disk.sample.device),
-                r.disk.cap))]
+                r.disk.cap), held_fraction)]
 
 
 def _cut_from(row):

@@ -844,6 +844,14 @@ class TestHoldAndRelease(testtools.TestCase):
         # disk held by its own cap): the scale gives back half of it,
         # and the next interval's shares take it.
         self.assertAlmostEqual(0.975, outcome.state.share_scale)
+        # vm3 at 92 % of its cap: held by it as far as a victim goes
+        # (the throttle's averaging), but under its share's band, and
+        # the queue may be what holds it: nothing is given back.
+        self.assertAlmostEqual(0.95, decide(
+            [capped('vm1', 34.2, 60), capped('vm2', 34.2, 60),
+             disk('vm3', 15.7, 0.3, min_iops=30,
+                  cap=model.Cap(17.1, 17.1 * KB64))],
+            state=scaled).state.share_scale)
         # vm1 at a cap of 30 leaves 4.2 under that: the three caps grow
         # by that much together, 1.4 each by weight, not by 2.9 each
         # into the 8.7 under the border (vm1's is then raised to its
