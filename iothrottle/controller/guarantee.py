@@ -2772,34 +2772,34 @@ def _share_gap(rows, decisions):
     bottom)."""
     return sum(r.floor_load - r.load if r.wants_more
                else min(0.0, r.floor_load - r.load)
-               for r in _unheld_shares(rows, decisions))
+               for r in _unheld(rows, decisions) if r.floor_share < 1.0)
 
 
 def _waiting_for_shares(rows, decisions, held_fraction):
-    """Whether a guaranteed disk on a share wants more and does not run
-    at ``held_fraction`` of its cap (the bottom of the defend band) or
+    """Whether a guaranteed disk wants more and does not run at
+    ``held_fraction`` of its cap (the bottom of the defend band) or
     more, now or by this interval's decision: one the store's queue
-    holds back, whom the part of the shares the scale withholds is
-    for.  Stricter than a disk its own cap holds (``AT_CAP_FRACTION``,
-    the throttle's averaging): under a cap at its share, 90 % of the
-    cap is under the share's band, and the queue may be what holds it
-    (scenario plan 4 of seed 41: an 8 KB guest with three readers at
-    90-95 % of a cap at 99 % of its share while the scale gave back,
-    then 76 %)."""
-    return bool(_unheld_shares(rows, decisions, held_fraction, wanting=True))
+    holds back, whom the part of the shares the scale withholds is for,
+    on a share or with its claim granted whole (a victim short of its
+    floor whose share came to all of it waits all the same: scenario
+    plan 8 of seed 19, a 64 KB guest at 76-83 % of its floor while the
+    scale gave back).  Stricter than a disk its own cap holds
+    (``AT_CAP_FRACTION``, the throttle's averaging): under a cap at its
+    share, 90 % of the cap is under the share's band, and the queue may
+    be what holds it (scenario plan 4 of seed 41: an 8 KB guest with
+    three readers at 90-95 % of a cap at 99 % of its share while the
+    scale gave back, then 76 %)."""
+    return any(r.wants_more
+               for r in _unheld(rows, decisions, held_fraction))
 
 
-def _unheld_shares(rows, decisions, held_fraction=AT_CAP_FRACTION,
-                   wanting=False):
-    """The guaranteed disks defended at a share (an overbooked domain)
-    that their own caps do not hold, now or by this interval's
-    decision (``_at_cap`` at ``held_fraction``); only those that want
-    more if ``wanting``."""
+def _unheld(rows, decisions, held_fraction=AT_CAP_FRACTION):
+    """The guaranteed disks that their own caps do not hold, now or by
+    this interval's decision (``_at_cap`` at ``held_fraction``)."""
     caps = {(d.instance_uuid, d.device):
             d.cap if d.action == model.CAP else None for d in decisions}
     return [r for r in rows
-            if r.floor_load > 0 and r.floor_share < 1.0
-            and (r.wants_more or not wanting)
+            if r.floor_load > 0
             and not _at_cap(r.disk.sample, r.disk.cap, held_fraction)
             and not _at_cap(r.disk.sample, caps.get(
                 (r.disk.sample.instance_uuid, r.disk.sample.device),
