@@ -862,6 +862,23 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertAlmostEqual(18.5, out['vm3'].cap.iops, places=2)
         self.assertAlmostEqual(34.2, out['vm1'].cap.iops, places=2)
 
+    def test_a_victim_granted_its_whole_claim_still_waits(self):
+        # The three at their caps beside vm4, a floor of 8 IOPS under
+        # the minimum cap (its share is its whole claim, no part of a
+        # scaled share), running at 6 under a cap of 12 with 1.8 in
+        # flight: the queue holds it (scenario plan 8 of seed 19, a 64
+        # KB guest at 76-83 % of its floor while the scale gave back).
+        # Nothing is given back while it waits.
+        def capped(name, iops, floor, cap_iops=None):
+            cap_iops = cap_iops or iops
+            return disk(name, iops, 0.3, min_iops=floor,
+                        cap=model.Cap(cap_iops, cap_iops * KB64))
+        out = decide([capped('vm1', 34.2, 60), capped('vm2', 34.2, 60),
+                      capped('vm3', 17.1, 30), capped('vm4', 6, 8, 12)],
+                     state=dataclasses.replace(CALM, share_scale=0.95))
+        self.assertIn('vm4 (75 % of guarantee', by_name(out)['vm1'].reason)
+        self.assertAlmostEqual(0.95, out.state.share_scale)
+
     def test_needs_hold_at_the_knee_only_under_it(self):
         knee_s = 0.150
         holds = guarantee._needs_hold_at_the_knee
