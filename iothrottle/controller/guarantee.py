@@ -672,21 +672,7 @@ Each interval, for one storage domain:
    (Overbooked domains), and every cap is a share; measured before it
    was excluded, the rule grew seed 7 plan 3's six caps into that room
    at 16 and 18 s, and at 20 s three guests ran short of caps at or over
-   their shares at 136-139 ms.  For the same reason the room of an
-   overbooked domain is measured under the load its shares share out
-   (the usable load at the share scale, and what the floorless disks
-   keep at the minimum cap: ``_share_floors``' ceiling), not under the
-   border: with the scale at 95 % and every share in use that load is
-   0.855 of a 0.9 border, and the 0.045 between is the scale's gift to
-   the guests that wait in the queue, which a release, half the room
-   at a time, handed back to the caps.  Scenario plan 9 of seed 41:
-   five guests capped at their scaled shares, every one at its cap (no
-   latency read), the caps grew by 4.1 and then 2.1 % at 16 and 18 s,
-   the next interval read the border and cut, and a 32 KB guest with
-   four readers under a cap it did not reach got 83-85 % of its share.
-   A share a guest leaves unused is still room (its load is under its
-   share), and the caps share it as before; at scale 1 the ceiling is
-   the border.  What the check does not read is a
+   their shares at 136-139 ms.  What the check does not read is a
    capped guaranteed guest: its limit is infinite, a release being
    its own gain (``depth_latency_s``), which holds for a guest that
    fills its cap and less for one paced near its floor and capped at
@@ -936,24 +922,7 @@ capped donors fell to 0.86-0.92 of theirs (seeds 7 and 0,
 doc/scenarios.rst).  It never falls under ``1 - defend_fraction``
 (95 %): a donor held there is still within the band in which the
 policy counts a floor defended, and what a victim would gain beyond
-it is what every donor loses of a share it was promised.  Nor does it
-stay under 1 for nobody: in an interval whose cuts have acted and in
-which every guaranteed disk on a share that wants more runs at its
-cap (``_waiting_for_shares``: at ``1 - defend_fraction`` of it or
-more, stricter than ``AT_CAP_FRACTION``'s 90 %, which under a cap at
-the share is under the share's band, where the queue may be what
-holds it), nobody waits in the queue for what it withholds, and it
-gives back half of it (``SHARE_SCALE_GAIN``), or more if a floor over
-its share says so.  The gap cannot tell: it counts only the disks no
-cap holds, and with none it is 0, which held the scale where the last
-short guest had left it.  Scenario plan 9 of
-seed 41, with the release's ceiling of step 4: five guests, every one
-at its cap, the scale at its 95 % bottom from an earlier shortfall,
-and the caps at 93-95 % of the bench's shares for the last three
-intervals - the bar or under it, with no guest served by the 5 %.
-Given back, the shares lengthen the store's queue; once a capped
-guest runs under its cap, it waits, and the gap takes the scale down
-again.  So the
+it is what every donor loses of a share it was promised.  So the
 scale is a part of each share, taken after the usable load is shared
 (``_scaled_share``); a share the minimum cap holds keeps the minimum,
 a claim granted whole keeps the claim.  Taken from the usable load
@@ -1886,14 +1855,13 @@ def _over_cap(sample, cap):
                 > cap.bytes_sec * (1 + CUT_FELT_TOLERANCE) + one_bytes_sec))
 
 
-def _at_cap(sample, cap, fraction=AT_CAP_FRACTION):
-    """Whether a disk runs at ``fraction`` of its cap or more on either
-    axis."""
+def _at_cap(sample, cap):
+    """Whether a disk runs at its cap on either axis."""
     if cap is None:
         return False
-    return ((cap.iops > 0 and sample.iops >= fraction * cap.iops)
+    return ((cap.iops > 0 and sample.iops >= AT_CAP_FRACTION * cap.iops)
             or (cap.bytes_sec > 0
-                and sample.bytes_sec >= fraction * cap.bytes_sec))
+                and sample.bytes_sec >= AT_CAP_FRACTION * cap.bytes_sec))
 
 
 def water_fill(excesses, weights, deficit):
@@ -2002,7 +1970,7 @@ class GuaranteePolicy(policy.Policy):
         # does not put a domain under its load border at it (step 4).
         full = self._saturation(total_load, congestion if queued else '',
                                 scale)
-        rows, overbooking, usable, shared_out = self._share_floors(
+        rows, overbooking, usable = self._share_floors(
             view, rows, state.share_scale)
         contenders = [r for r in rows if r.wants_more
                       and not r.held_by_own_cap()]
@@ -2047,14 +2015,11 @@ class GuaranteePolicy(policy.Policy):
                 view, rows, full,
                 _room_confirmed(latency_s, state.lowest_latency_s),
                 marked, {d: depth for d, depth, _ in depths},
-                overbooked=bool(overbooking), ceiling=shared_out)
-        acted = bool(overbooking) and felt
+                overbooked=bool(overbooking))
         share_scale = next_share_scale(
             state.share_scale, saturation, overbooking, usable,
-            _share_gap(rows, decisions) if acted else 0.0,
-            exhausted, lowest=1 - t.defend_fraction,
-            waiting=not acted or _waiting_for_shares(
-                rows, decisions, 1 - t.defend_fraction))
+            _share_gap(rows, decisions) if overbooking and felt else 0.0,
+            exhausted, lowest=1 - t.defend_fraction)
         return policy.Outcome(
             decisions=tuple(decisions),
             state=DomainState(baseline_s, tighten_streak, calm_streak,
@@ -2187,10 +2152,8 @@ class GuaranteePolicy(policy.Policy):
 
     def _share_floors(self, view, rows, share_scale=1.0):
         """``rows`` with each floor scaled to its share of an overbooked
-        domain, a note of it ('' when the floors fit), the usable load
-        shared out, and the load the domain's disks may add up to: the
-        border when the floors fit, else the usable load shared out and
-        what the floorless disks keep (a release's ceiling, step 4).
+        domain, a note of it ('' when the floors fit), and the usable
+        load shared out.
 
         The floors in demand (``Assessment.claim``) may use what the
         border leaves once every floorless disk doing I/O has its
@@ -2211,7 +2174,7 @@ class GuaranteePolicy(policy.Policy):
         usable = share_scale * base
         claims = [r.claim for r in rows]
         if sum(claims) <= usable:
-            return rows, '', usable, t.border_fraction
+            return rows, '', usable
         minimums = [self._minimum_cap_load(view, r) for r in rows]
         entitled = [_scaled_share(e, c, m, share_scale)
                     for e, c, m in zip(shares.entitlements(
@@ -2224,8 +2187,7 @@ class GuaranteePolicy(policy.Policy):
                         % (sum(claims), usable,
                            '' if share_scale >= 1.0 else
                            ' (shared at %.1f %%: uncapped floors off their '
-                           'shares)' % (share_scale * 100))), usable, (
-                               usable + reserve)
+                           'shares)' % (share_scale * 100))), usable
 
     def _minimum_cap_load(self, view, row):
         m = self.tunables.minimum_cap
@@ -2307,9 +2269,8 @@ class GuaranteePolicy(policy.Policy):
         return [self._renew(r, why) for r in rows if r.disk.cap is not None]
 
     def _release(self, view, rows, saturation, room_confirmed, marked,
-                 depths, overbooked=False, ceiling=None):
+                 depths, overbooked=False):
         t = self.tunables
-        ceiling = t.border_fraction if ceiling is None else ceiling
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
         weights = [r.disk.guarantee.weight for r in growing]
         # Below the border only: both readings of the latency margins.
@@ -2320,11 +2281,8 @@ class GuaranteePolicy(policy.Policy):
         room_note = ''
         if not saturation and growing:
             load = sum(r.load for r in rows)
-            room = ceiling - load
+            room = t.border_fraction - load
             grant = ROOM_SHARE * room
-            if ceiling < t.border_fraction:
-                room_note = (', overbooked: up to the %.3f its shares '
-                             'share out' % ceiling)
             # At once only up to border_fraction of the border: once
             # learned, the border is the store's full rate, and a step
             # onto it lands at the knee - unless every need holds at
@@ -2333,11 +2291,11 @@ class GuaranteePolicy(policy.Policy):
             knee_s = knee_latency_s(rows, t.border_fraction)
             if not overbooked and _needs_hold_at_the_knee(limits, knee_s):
                 grant = room
-                room_note += (', every floor kept at the latency the '
-                              'border can show')
+                room_note = (', every floor kept at the latency the '
+                             'border can show')
             elif room_confirmed and short_of_knee > grant:
                 grant = short_of_knee
-                room_note += ', its latency confirming the room'
+                room_note = ', its latency confirming the room'
             steps = _room_steps(growing, steps, room, grant)
             margin, margin_note = self._knee_margin(rows, limits, queued,
                                                     knee_s)
@@ -2606,10 +2564,9 @@ def _room_steps(growing, steps, room, grant):
     at once), whichever is more, and together by no more than the room
     (water-filled by weight): caps that push against them take what
     they are given, so steps that add up to more than the room cross
-    the border.  No room (an overbooked domain at the load its shares
-    share out): no step."""
+    the border."""
     if room <= 0:
-        return [0.0] * len(steps)
+        return steps
     weights = [r.disk.guarantee.weight for r in growing]
     total_weight = sum(weights)
     return _within([max(step, grant * w / total_weight)
@@ -2708,7 +2665,7 @@ def _freed_for(victims, rows, held_ids, guard_fraction):
 
 
 def next_share_scale(scale, saturation, overbooking, usable, gap,
-                     exhausted, lowest, waiting=True):
+                     exhausted, lowest):
     """The part of each share it can cut that an overbooked domain
     defends next interval (``_scaled_share``; see the essay's
     Overbooked domains).
@@ -2723,21 +2680,15 @@ def next_share_scale(scale, saturation, overbooking, usable, gap,
     lack, saturated or not (an overbooked domain under its border is
     held there by its caps).  Within ``lowest`` (the bottom of the
     defend band: a donor held there still has its share as the policy
-    counts a floor kept) and 1.  Nobody ``waiting`` (no disk on a share
-    that wants more and no cap holds, ``_waiting_for_shares``, in an
-    interval whose cuts have acted): what the scale withholds is for
-    nobody, and it gives back half of it (``SHARE_SCALE_GAIN``).  A
-    saturated domain whose floors fit has nothing to share: 1; one
-    below the border whose floors fit keeps the scale it had.
+    counts a floor kept) and 1.  A saturated domain whose floors fit
+    has nothing to share: 1; one below the border whose floors fit
+    keeps the scale it had.
     """
     if not overbooking:
         return 1.0 if saturation else scale
     if usable <= 0 or (gap > 0 and not exhausted):
         return scale
-    moved = scale - SHARE_SCALE_GAIN * gap / usable
-    if not waiting:
-        moved = max(moved, scale + SHARE_SCALE_GAIN * (1.0 - scale))
-    return min(1.0, max(lowest, moved))
+    return min(1.0, max(lowest, scale - SHARE_SCALE_GAIN * gap / usable))
 
 
 def _scaled_share(share, claim, minimum, scale):
@@ -2770,40 +2721,16 @@ def _share_gap(rows, decisions):
     it (scenario plan 1 of seed 7: that guest at 115 % of its share,
     the capped ones at 92-94 % of theirs, the scale at its 95 %
     bottom)."""
-    return sum(r.floor_load - r.load if r.wants_more
-               else min(0.0, r.floor_load - r.load)
-               for r in _unheld(rows, decisions) if r.floor_share < 1.0)
-
-
-def _waiting_for_shares(rows, decisions, held_fraction):
-    """Whether a guaranteed disk wants more and does not run at
-    ``held_fraction`` of its cap (the bottom of the defend band) or
-    more, now or by this interval's decision: one the store's queue
-    holds back, whom the part of the shares the scale withholds is for,
-    on a share or with its claim granted whole (a victim short of its
-    floor whose share came to all of it waits all the same: scenario
-    plan 8 of seed 19, a 64 KB guest at 76-83 % of its floor while the
-    scale gave back).  Stricter than a disk its own cap holds
-    (``AT_CAP_FRACTION``, the throttle's averaging): under a cap at its
-    share, 90 % of the cap is under the share's band, and the queue may
-    be what holds it (scenario plan 4 of seed 41: an 8 KB guest with
-    three readers at 90-95 % of a cap at 99 % of its share while the
-    scale gave back, then 76 %)."""
-    return any(r.wants_more
-               for r in _unheld(rows, decisions, held_fraction))
-
-
-def _unheld(rows, decisions, held_fraction=AT_CAP_FRACTION):
-    """The guaranteed disks that their own caps do not hold, now or by
-    this interval's decision (``_at_cap`` at ``held_fraction``)."""
     caps = {(d.instance_uuid, d.device):
             d.cap if d.action == model.CAP else None for d in decisions}
-    return [r for r in rows
-            if r.floor_load > 0
-            and not _at_cap(r.disk.sample, r.disk.cap, held_fraction)
-            and not _at_cap(r.disk.sample, caps.get(
-                (r.disk.sample.instance_uuid, r.disk.sample.device),
-                r.disk.cap), held_fraction)]
+    return sum(r.floor_load - r.load if r.wants_more
+               else min(0.0, r.floor_load - r.load)
+               for r in rows
+               if r.floor_load > 0 and r.floor_share < 1.0
+               and not r.held_by_own_cap()
+               and not _at_cap(r.disk.sample, caps.get(
+                   (r.disk.sample.instance_uuid, r.disk.sample.device),
+                   r.disk.cap)))
 
 
 def _cut_from(row):

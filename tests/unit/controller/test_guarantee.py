@@ -820,65 +820,6 @@ class TestHoldAndRelease(testtools.TestCase):
             self.assertIn('(overbooked)', d.reason)
             self.assertNotIn('every floor kept', d.reason)
 
-    def test_an_overbooked_release_stops_at_what_the_shares_share_out(self):
-        # The same floors, the share scale at 95 %: shares of 34.2,
-        # 34.2 and 17.1, 85.5 of the border's 90.  Every disk at its
-        # cap, the domain reads below its border, and the 4.5 under it
-        # are what the scale keeps free for guests that wait in the
-        # queue (scenario plan 9 of seed 41: caps at the scaled shares
-        # grown by 4.1 and 2.1 % into it, then a 32 KB guest with four
-        # readers at 83-85 % of its share).  No cap grows.
-        def capped(name, iops, floor):
-            return disk(name, iops, 0.3, min_iops=floor,
-                        cap=model.Cap(iops, iops * KB64))
-        scaled = dataclasses.replace(CALM, share_scale=0.95)
-        outcome = decide([capped('vm1', 34.2, 60), capped('vm2', 34.2, 60),
-                          capped('vm3', 17.1, 30)], state=scaled)
-        out = by_name(outcome)
-        for name, iops in (('vm1', 34.2), ('vm2', 34.2), ('vm3', 17.1)):
-            self.assertAlmostEqual(iops, out[name].cap.iops, places=2)
-            self.assertIn('held', out[name].reason)
-            self.assertIn('up to the 0.855 its shares share out',
-                          out[name].reason)
-        # Nobody waits in the queue for what the scale withholds (every
-        # disk held by its own cap): the scale gives back half of it,
-        # and the next interval's shares take it.
-        self.assertAlmostEqual(0.975, outcome.state.share_scale)
-        # vm3 at 92 % of its cap: held by it as far as a victim goes
-        # (the throttle's averaging), but under its share's band, and
-        # the queue may be what holds it: nothing is given back.
-        self.assertAlmostEqual(0.95, decide(
-            [capped('vm1', 34.2, 60), capped('vm2', 34.2, 60),
-             disk('vm3', 15.7, 0.3, min_iops=30,
-                  cap=model.Cap(17.1, 17.1 * KB64))],
-            state=scaled).state.share_scale)
-        # vm1 at a cap of 30 leaves 4.2 under that: the three caps grow
-        # by that much together, 1.4 each by weight, not by 2.9 each
-        # into the 8.7 under the border (vm1's is then raised to its
-        # share, as every cap under its defended floor is).
-        out = by_name(decide([capped('vm1', 30, 60), capped('vm2', 34.2, 60),
-                              capped('vm3', 17.1, 30)], state=scaled))
-        self.assertAlmostEqual(35.6, out['vm2'].cap.iops, places=2)
-        self.assertAlmostEqual(18.5, out['vm3'].cap.iops, places=2)
-        self.assertAlmostEqual(34.2, out['vm1'].cap.iops, places=2)
-
-    def test_a_victim_granted_its_whole_claim_still_waits(self):
-        # The three at their caps beside vm4, a floor of 8 IOPS under
-        # the minimum cap (its share is its whole claim, no part of a
-        # scaled share), running at 6 under a cap of 12 with 1.8 in
-        # flight: the queue holds it (scenario plan 8 of seed 19, a 64
-        # KB guest at 76-83 % of its floor while the scale gave back).
-        # Nothing is given back while it waits.
-        def capped(name, iops, floor, cap_iops=None):
-            cap_iops = cap_iops or iops
-            return disk(name, iops, 0.3, min_iops=floor,
-                        cap=model.Cap(cap_iops, cap_iops * KB64))
-        out = decide([capped('vm1', 34.2, 60), capped('vm2', 34.2, 60),
-                      capped('vm3', 17.1, 30), capped('vm4', 6, 8, 12)],
-                     state=dataclasses.replace(CALM, share_scale=0.95))
-        self.assertIn('vm4 (75 % of guarantee', by_name(out)['vm1'].reason)
-        self.assertAlmostEqual(0.95, out.state.share_scale)
-
     def test_needs_hold_at_the_knee_only_under_it(self):
         knee_s = 0.150
         holds = guarantee._needs_hold_at_the_knee
@@ -2064,10 +2005,9 @@ class TestDemandBound(testtools.TestCase):
 class TestShareScale(testtools.TestCase):
 
     def scale(self, scale, gap, saturation='busy',
-              overbooking='; overbooked', exhausted=True, waiting=True):
+              overbooking='; overbooked', exhausted=True):
         return guarantee.next_share_scale(scale, saturation, overbooking,
-                                          0.9, gap, exhausted, lowest=0.95,
-                                          waiting=waiting)
+                                          0.9, gap, exhausted, lowest=0.95)
 
     def test_falls_by_half_the_gap_while_no_donor_has_excess(self):
         # Uncapped floors lack 0.018 of a usable 0.9: 1 %.
@@ -2130,15 +2070,6 @@ class TestShareScale(testtools.TestCase):
         cut = model.Decision('g6', 'vda', model.CAP, 'cut',
                              cap=model.Cap(15, 15 * KB64))
         self.assertEqual(0.0, guarantee._share_gap([g6(15, 21)], [cut]))
-
-    def test_gives_back_half_of_what_it_withholds_when_nobody_waits(self):
-        # Every guaranteed disk that wants more is held by its own cap
-        # (scenario plan 9 of seed 41: five guests at caps of 93-95 %
-        # of their shares, the scale at its bottom, no gap to move it).
-        self.assertAlmostEqual(0.975, self.scale(0.95, 0.0, waiting=False))
-        self.assertEqual(0.95, self.scale(0.95, 0.0))
-        # A floor over its share (a negative gap) may give back more.
-        self.assertEqual(1.0, self.scale(0.95, -0.09, waiting=False))
 
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
