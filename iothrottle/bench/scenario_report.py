@@ -31,6 +31,13 @@ doc/scenario-runs/:
   a policy lost against ``none`` by the decision in force over each
   interval (a tightening, a release, a calm hold, ...): which of the
   controller's rules the totals bar pays for.
+- ``acted`` (with the traces): the scored intervals right after each
+  line of a run's trace that matches a pattern (a rule's words in a
+  decision, a domain line's reading), the least share (or need) any
+  guaranteed guest got in them, and the same intervals of every other
+  run of the draw: what a rule did where it acted, set against runs
+  where it did not, rather than over whole plans that two runs of the
+  same code move by as much.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -618,6 +625,134 @@ def losses_text(by_bar, target=scenarios.TARGET_TOTAL_VS_NONE):
                      'by the decision in force, plans that fit:'),
         losses_table(by_bar.get(True, {}), 'the same, plans under the '
                      'totals bar (%.0f %% of none):' % (target * 100)))
+
+
+# -- acted -----------------------------------------------------------------
+
+# The intervals after a matching line that ``acted`` reads: a decision
+# is in force over the interval after it and, through the queue it
+# leaves at the store, felt in the one after that.
+ACTED_SPAN = 2
+
+
+def acted_at(lines, pattern, policy='guarantee'):
+    """``{(plan, end_s)}``: the intervals of ``policy`` in a trace under
+    whose line an indented line (a decision, the domain line) matches
+    ``pattern`` (a compiled regular expression)."""
+    found = set()
+    current = None
+    for line in lines:
+        m = _LINE.match(line)
+        if m:
+            current = ((int(m.group(1)), round(float(m.group(3)), 1))
+                       if m.group(2) == policy else None)
+        elif current is not None and line.startswith('    ') and \
+                pattern.search(line):
+            found.add(current)
+    return found
+
+
+def least_got(iv):
+    """The least a guaranteed guest with a need got of it over one
+    interval (its share in an overbooked one), None with no such
+    guest."""
+    got = [g.kb_s / g.need_kb_s for g in iv.guests.values()
+           if g.need_kb_s]
+    return min(got) if got else None
+
+
+def after_acts(intervals, doc, acts, policy='guarantee'):
+    """``{(plan, end_s): overbooked}``: the intervals of ``policy`` the
+    bench scored among the ``ACTED_SPAN`` after each act of ``acts``
+    (from :func:`acted_at`), read as overbooked or not."""
+    out = {}
+    for iv, plan in _with_plans(intervals, doc):
+        if iv.policy != policy or not scenarios.counted(plan, iv):
+            continue
+        end_s = round(iv.end_s, 1)
+        span_s = ACTED_SPAN * plan.interval_s + 1e-6
+        if any(p == iv.plan and 0 < end_s - t <= span_s
+               for p, t in acts):
+            out[(iv.plan, end_s)] = iv.overbooked
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Acted:
+    """One run's intervals after a rule acted, and another run's same
+    intervals: ``mine`` and ``theirs`` hold each interval's least share
+    (:func:`least_got`), in the same order."""
+    label: str
+    other: str            # None: the run alone
+    overbooked: bool
+    mine: tuple
+    theirs: tuple
+
+
+def acted(traced, pattern, policy='guarantee'):
+    """``[Acted]`` over ``[(label, document, intervals, acts)]`` (the
+    intervals from :func:`parse_trace`, the acts from :func:`acted_at`):
+    per label and kind of interval (overbooked or not), its runs'
+    intervals after the acts, alone and against each other label's run
+    of the same seed that ran them (runs of several draws under one
+    label add up, as in :func:`compare`)."""
+    runs = []
+    for label, doc, intervals, acts in traced:
+        least = {(iv.plan, round(iv.end_s, 1)): least_got(iv)
+                 for iv in intervals if iv.policy == policy}
+        runs.append((label, doc['seed'], least,
+                     after_acts(intervals, doc, acts, policy)))
+    sums = collections.OrderedDict()
+    for label, seed, least, after in runs:
+        for overbooked in (True, False):
+            keys = sorted(k for k, ob in after.items()
+                          if ob == overbooked and least[k] is not None)
+            if not keys:
+                continue
+            mine, _ = sums.setdefault((label, None, overbooked), ([], []))
+            mine.extend(least[k] for k in keys)
+            for other, other_seed, theirs, _ in runs:
+                if other == label or other_seed != seed:
+                    continue
+                both = [k for k in keys if theirs.get(k) is not None]
+                mine, their = sums.setdefault((label, other, overbooked),
+                                              ([], []))
+                mine.extend(least[k] for k in both)
+                their.extend(theirs[k] for k in both)
+    return [Acted(label, other, overbooked, tuple(mine), tuple(theirs))
+            for (label, other, overbooked), (mine, theirs) in sums.items()
+            if mine]
+
+
+def acted_table(rows, pattern_text):
+    """:func:`acted`'s rows: the intervals, their mean least share and
+    how many ran under ``UNDER_SHARE`` of it, in this run and in the
+    other's same intervals, and under it in both."""
+    bar = UNDER_SHARE
+    lines = ['scored intervals within %d after a line matching %r: the '
+             'least share (or need) a guaranteed guest got' % (
+                 ACTED_SPAN, pattern_text),
+             '%-16s %-10s %-16s %4s %8s %6s %8s %6s %6s' % (
+                 'run', 'kind', 'against', 'n', 'least', 'under',
+                 'theirs', 'under', 'both')]
+    for r in rows:
+        mine_under = sum(1 for x in r.mine if x < bar)
+        cells = ['%-16s %-10s %-16s %4d %8.3f %6d' % (
+            r.label, 'overbooked' if r.overbooked else 'fits',
+            r.other or '-', len(r.mine), statistics.mean(r.mine),
+            mine_under)]
+        if r.other:
+            cells.append('%8.3f %6d %6d' % (
+                statistics.mean(r.theirs),
+                sum(1 for x in r.theirs if x < bar),
+                sum(1 for a, b in zip(r.mine, r.theirs)
+                    if a < bar and b < bar)))
+        lines.append(' '.join(cells))
+    if len(lines) == 2:
+        lines.append('(none)')
+    lines.append('(under: intervals under %.0f %%; both: under it in '
+                 'both runs)' % (bar * 100))
+    return '\n'.join(lines)
 
 
 def completed(intervals, doc):

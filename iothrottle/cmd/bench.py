@@ -48,6 +48,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 
 from iothrottle.bench import faults
@@ -279,6 +280,15 @@ def parse_args(argv):
                         'plans that fit by the decision in force over '
                         'each interval (tighten, release, calm hold, '
                         '...), per run and over all runs given')
+    r.add_argument('--acted', metavar='PATTERN', type=_pattern,
+                   help='also read each run\'s trace and, for the '
+                        'scored intervals right after each line under an '
+                        'interval that matches PATTERN (a regular '
+                        'expression: a rule\'s words in a decision, a '
+                        'domain line\'s reading), print the least share '
+                        'a guaranteed guest got, in that run and in the '
+                        'same intervals of every other label\'s run of '
+                        'the draw')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -610,6 +620,16 @@ def run_scale(args, out):
     return 0
 
 
+def _pattern(text):
+    """``--acted``'s regular expression, compiled; argparse names the
+    option and the culprit when it is not one."""
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(
+            'not a regular expression: %r (%s)' % (text, exc))
+
+
 def run_report(args, out):
     from iothrottle.bench import scenario_report
 
@@ -639,16 +659,22 @@ def run_report(args, out):
         scenario_report.share_noise(runs, args.policy))
     if noise:
         out.write(noise + '\n')
-    if not (args.decompose or args.losses):
+    if not (args.decompose or args.losses or args.acted):
         return 0
-    summed = {}
+    summed, traced = {}, []
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
             out.write('\n%s: no trace beside it (%s)\n' % (label, trace))
             continue
         with open(trace) as f:
-            intervals = scenario_report.parse_trace(f)
+            lines = f.readlines()
+        intervals = scenario_report.parse_trace(lines)
+        if args.acted:
+            traced.append((label, doc, intervals, scenario_report.acted_at(
+                lines, args.acted, args.policy)))
+        if not (args.decompose or args.losses):
+            continue
         out.write('\n== %s\n' % path)
         if args.decompose:
             out.write(scenario_report.decomposed_text(intervals, doc,
@@ -661,6 +687,10 @@ def run_report(args, out):
     if args.losses and len(runs) > 1:
         out.write('\n== all runs\n%s\n'
                   % scenario_report.losses_text(summed))
+    if args.acted:
+        out.write('\n%s\n' % scenario_report.acted_table(
+            scenario_report.acted(traced, args.acted, args.policy),
+            args.acted.pattern))
     return 0
 
 

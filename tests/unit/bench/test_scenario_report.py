@@ -1,6 +1,7 @@
 import io
 import json
 import os
+import re
 
 import fixtures
 import testtools
@@ -307,6 +308,90 @@ class TestLosses(_FitsCase):
         self.assertEqual(1, one[True]['tighten'].intervals)
 
 
+# TRACE as another run of the same plan: g4 short at 18 s too, further.
+OTHER_TRACE = TRACE.replace('g4=120/143[cap 18]@200ms',
+                            'g4=100/143[cap 18]@200ms').replace(
+    'g4=60/143@100ms', 'g4=143/143@100ms')
+
+
+class TestActed(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.intervals = report.parse_trace(io.StringIO(TRACE))
+
+    def test_lines_under_the_policy_s_intervals_match(self):
+        lines = TRACE.splitlines()
+        self.assertEqual({(7, 14.0)}, report.acted_at(
+            lines, re.compile('held: g4')))
+        # The domain lines match as the decisions do.
+        self.assertEqual({(7, 12.0), (7, 18.0)}, report.acted_at(
+            lines, re.compile(r'share scale 0\.9')))
+        # An interval's own line is no act, nor another policy's.
+        self.assertEqual(set(), report.acted_at(
+            lines, re.compile('g4=60/143@400ms')))
+        self.assertEqual(set(), report.acted_at(
+            lines, re.compile('held'), policy='none'))
+
+    def test_the_least_a_guest_with_a_need_got(self):
+        at_18 = self.intervals[2]
+        # g3 has no floor; g4 120 of 143, g5 608 of 640.
+        self.assertAlmostEqual(120 / 143, report.least_got(at_18))
+        self.assertIsNone(report.least_got(report.TracedInterval(
+            7, 'guarantee', 2.0, False, {}, None)))
+
+    def test_the_scored_intervals_within_the_span_after(self):
+        doc = _doc(19, {7: {}})
+        # At 14 s: 16 s is not traced, 18 s is scored and overbooked.
+        self.assertEqual({(7, 18.0): True}, report.after_acts(
+            self.intervals, doc, {(7, 14.0)}))
+        # At 12 s: 14 s settles after an event, 16 s is not traced.
+        self.assertEqual({}, report.after_acts(
+            self.intervals, doc, {(7, 12.0)}))
+        # At 18 s: 20 s, scored, fits.
+        self.assertEqual({(7, 20.0): False}, report.after_acts(
+            self.intervals, doc, {(7, 18.0)}))
+        # Another plan's act is not this plan's.
+        self.assertEqual({}, report.after_acts(
+            self.intervals, doc, {(6, 18.0)}))
+
+    def test_against_the_same_intervals_of_the_other_run(self):
+        doc = _doc(19, {7: {}})
+        other = report.parse_trace(io.StringIO(OTHER_TRACE))
+        acts = {(7, 14.0), (7, 18.0)}
+        rows = report.acted([('n', doc, self.intervals, acts),
+                             ('b', doc, other, set())],
+                            re.compile('x'))
+        by = {(r.label, r.other, r.overbooked): r for r in rows}
+        # b acted nowhere: no rows of its own.
+        self.assertEqual({('n', None, True), ('n', 'b', True),
+                          ('n', None, False), ('n', 'b', False)}, set(by))
+        r = by[('n', 'b', True)]
+        self.assertEqual((120 / 143,), r.mine)
+        self.assertEqual((100 / 143,), r.theirs)
+        self.assertEqual((60 / 143,), by[('n', 'b', False)].mine)
+        # At 20 s b's g4 met its need; g5's 608 of 640 is its least.
+        self.assertEqual((608 / 640,), by[('n', 'b', False)].theirs)
+        text = report.acted_table(rows, 'x')
+        self.assertIn("matching 'x'", text)
+        self.assertRegex(text, r'n +overbooked +b +1 +0\.839 +1 +0\.699 '
+                               r'+1 +1')
+
+    def test_runs_of_another_seed_are_not_compared(self):
+        rows = report.acted([('n', _doc(19, {7: {}}), self.intervals,
+                              {(7, 14.0)}),
+                             ('b', _doc(23, {7: {}}), self.intervals,
+                              set())], re.compile('x'))
+        self.assertEqual([('n', None)], [(r.label, r.other) for r in rows])
+
+    def test_runs_under_one_label_add_up(self):
+        doc = _doc(19, {7: {}})
+        rows = report.acted([('n', doc, self.intervals, {(7, 14.0)}),
+                             ('n', doc, self.intervals, {(7, 14.0)})],
+                            re.compile('x'))
+        self.assertEqual([(120 / 143, 120 / 143)], [r.mine for r in rows])
+
+
 class TestCompleted(testtools.TestCase):
 
     def test_requests_per_policy_over_scored_overbooked_intervals(self):
@@ -398,6 +483,31 @@ class TestReportCommand(testtools.TestCase):
         self.assertEqual(3, text.count('plans under the totals bar'))
         all_runs = text[text.index('== all runs'):]
         self.assertIn('tighten             2        84', all_runs)
+
+    def test_acted_reads_the_traces_and_compares_runs(self):
+        doc = _overbooked_run(19, 7, 0.84)
+        paths = [self._write('r%d.json' % k, json.dumps(doc))
+                 for k in (1, 2)]
+        self._write('r1.trace', TRACE)
+        self._write('r2.trace', OTHER_TRACE)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(0, bench.main(['report', 'n=' + paths[0],
+                                        'b=' + paths[1],
+                                        '--acted', 'held: g4']))
+        text = out.getvalue()
+        self.assertNotIn('cap/share', text)           # no --decompose
+        self.assertIn("after a line matching 'held: g4'", text)
+        self.assertRegex(text, r'n +overbooked +b +1 ')
+
+    def test_acted_that_is_no_regular_expression_is_named(self):
+        err = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        e = self.assertRaises(SystemExit, bench.main,
+                              ['report', 'x.json', '--acted', 'held ('])
+        self.assertEqual(2, e.code)
+        self.assertIn("--acted: not a regular expression: 'held ('",
+                      err.getvalue())
 
     def test_a_missing_file_is_named(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
