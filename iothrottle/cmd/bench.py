@@ -22,9 +22,9 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses]`` prints the tables of finished scenario runs from their
-JSON (and traces; see :mod:`iothrottle.bench.scenario_report`): no
-testbed, no services.
+[--losses] [--acted PATTERN]`` prints the tables of finished scenario
+runs from their JSON (and traces; see
+:mod:`iothrottle.bench.scenario_report`): no testbed, no services.
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
 injects each fault of the matrix into a running control plane on the
