@@ -2464,8 +2464,7 @@ class GuaranteePolicy(policy.Policy):
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
             reason='%s -> %.1f IOPS, %.0f B/s%s' % (
-                reason, cap.iops, cap.bytes_sec,
-                _share_note(row, self.tunables.defend_fraction)),
+                reason, cap.iops, cap.bytes_sec, _share_note(row)),
             cap=cap, lease_s=self.tunables.lease_s)
 
     def _renew(self, row, reason):
@@ -2479,7 +2478,7 @@ class GuaranteePolicy(policy.Policy):
         return model.Decision(
             instance_uuid=row.disk.sample.instance_uuid,
             device=row.disk.sample.device, action=model.CAP,
-            reason=reason + _share_note(row, self.tunables.defend_fraction),
+            reason=reason + _share_note(row),
             cap=self.tunables.minimum_cap.raise_limits(
                 row.disk.cap,
                 _defended_guarantee(row, self.tunables.defend_fraction)),
@@ -2494,31 +2493,10 @@ def _above_floor(row, margin_fraction):
 
 def _margin(row, margin_fraction):
     """The factor a defence puts on ``row``'s floor: ``1 +
-    margin_fraction``; when the floor is defended at a share, only
-    what its cap's throttle held it back from (``_throttle_margin``):
-    on an overbooked domain the shares add up to the usable load, and a
+    margin_fraction``, or 1 when the floor is defended at a share: on
+    an overbooked domain the shares add up to the usable load, and a
     margin on each would overbook it again."""
-    if row.floor_share < 1.0:
-        return _throttle_margin(row.disk.sample, row.disk.cap,
-                                margin_fraction)
-    return 1 + margin_fraction
-
-
-def _throttle_margin(sample, cap, margin_fraction):
-    """``cap / done`` on the axis it holds, for a disk its cap holds
-    (``_at_cap``) that did less than it: what QEMU's throttle held it
-    back from, given back so that a cap at a share lets the share
-    through; at most ``1 + margin_fraction``, and 1 for a disk no cap
-    holds (what it lacks is the queue's, not the cap's) or one that
-    did its cap.  See the essay's Overbooked domains."""
-    if not _at_cap(sample, cap):
-        return 1.0
-    done = max(sample.iops / cap.iops if cap.iops > 0 else 0.0,
-               sample.bytes_sec / cap.bytes_sec if cap.bytes_sec > 0
-               else 0.0)
-    if done >= 1.0:
-        return 1.0
-    return min(1 + margin_fraction, 1 / done)
+    return 1.0 if row.floor_share < 1.0 else 1 + margin_fraction
 
 
 def _defended_guarantee(row, defend_fraction):
@@ -2614,16 +2592,12 @@ def _within(steps, weights, limit):
     return [step - cut for step, cut in zip(steps, cuts)]
 
 
-def _share_note(row, defend_fraction):
-    """What a decision's reason says of a floor defended at a share,
-    and of the throttle's margin on it (``_throttle_margin``)."""
+def _share_note(row):
+    """What a decision's reason says of a floor defended at a share."""
     if row.floor_share >= 1.0:
         return ''
-    margin = _margin(row, defend_fraction)
-    return ('; floor defended at %.0f %% of itself (overbooked)%s'
-            % (row.floor_share * 100,
-               ', its cap %.1f %% over it for what the throttle held '
-               'back' % ((margin - 1) * 100) if margin > 1.0 else ''))
+    return ('; floor defended at %.0f %% of itself (overbooked)'
+            % (row.floor_share * 100))
 
 
 def _not_pushing(row, want_inflight):
