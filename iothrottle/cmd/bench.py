@@ -699,22 +699,12 @@ def main(argv=None):
     # The benches' agents read metadata a domain may not have yet; what
     # fails is reported by them, not by libvirt's default stderr handler.
     connection.silence_default_errors()
-    if args.bench == 'seed000':
-        return run_seed000(args, sys.stdout)
-    if args.bench == 'seed001':
-        return run_seed001(args, sys.stdout)
-    if args.bench == 'seed004':
-        return run_seed004(args, sys.stdout)
-    if args.bench == 'scenarios':
-        return run_scenarios(args, sys.stdout)
-    if args.bench == 'faults':
-        return run_faults(args, sys.stdout)
-    if args.bench == 'scale':
-        return run_scale(args, sys.stdout)
-    if args.bench == 'peers':
-        return run_peers(args, sys.stdout)
-    if args.bench == 'report':
-        return run_report(args, sys.stdout)
+    run = {'seed000': run_seed000, 'seed001': run_seed001,
+           'seed004': run_seed004, 'scenarios': run_scenarios,
+           'faults': run_faults, 'scale': run_scale, 'peers': run_peers,
+           'report': run_report}.get(args.bench)
+    if run is not None:
+        return run(args, sys.stdout)
     from iothrottle.bench import demo
     return demo.main(sys.stdout)
 
