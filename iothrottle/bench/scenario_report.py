@@ -113,6 +113,13 @@ class TracedInterval:
     guests: dict          # name -> GuestInterval
     share_scale: float    # None when the trace shows none
     decided: frozenset = frozenset()   # kinds decided at end_s
+    notes: tuple = ()     # the indented lines under it: decisions, domain
+
+    @property
+    def at(self):
+        """``(plan, end_s)``, the end to a tenth of a second: what lines
+        an interval up with its twin in another run."""
+        return (self.plan, round(self.end_s, 1))
 
 
 def decision_kind(line):
@@ -145,12 +152,17 @@ def parse_trace(lines):
     """
     out = []
     decided = {}          # (plan, policy, guest) -> (iops, bytes/s)
-    current = None
+    current, notes = None, []
+
+    def close():
+        if current is not None:
+            out.append(dataclasses.replace(current, notes=tuple(notes)))
+
     for line in lines:
         m = _LINE.match(line)
         if m:
-            if current is not None:
-                out.append(current)
+            close()
+            notes = []
             plan, policy = int(m.group(1)), m.group(2)
             guests = {}
             for g in _GUEST.finditer(m.group(5)):
@@ -170,6 +182,8 @@ def parse_trace(lines):
             current = TracedInterval(plan, policy, float(m.group(3)),
                                      bool(m.group(4)), guests, None)
             continue
+        if current is not None and line.startswith('    '):
+            notes.append(line.rstrip('\n'))
         kind = decision_kind(line)
         if kind and current is not None:
             current = dataclasses.replace(
@@ -184,8 +198,7 @@ def parse_trace(lines):
             if s:
                 current = dataclasses.replace(
                     current, share_scale=float(s.group(1)))
-    if current is not None:
-        out.append(current)
+    close()
     return out
 
 
@@ -559,8 +572,8 @@ def losses(intervals, doc, policy='guarantee', target=None):
     'no cap').  With ``target``, the plans at or over ``target`` of
     ``none``'s requests are left out: where the plans under the totals
     bar lost theirs."""
-    decided = {(iv.plan, round(iv.end_s, 1)): iv.decided
-               for iv in intervals if iv.policy == policy}
+    decided = {iv.at: iv.decided for iv in intervals
+               if iv.policy == policy}
     out = collections.defaultdict(Loss)
     for index, rows in interval_totals(intervals, doc, policy).items():
         if target is not None and sum(r[1] for r in rows) >= target * sum(
@@ -635,21 +648,13 @@ def losses_text(by_bar, target=scenarios.TARGET_TOTAL_VS_NONE):
 ACTED_SPAN = 2
 
 
-def acted_at(lines, pattern, policy='guarantee'):
-    """``{(plan, end_s)}``: the intervals of ``policy`` in a trace under
-    whose line an indented line (a decision, the domain line) matches
-    ``pattern`` (a compiled regular expression)."""
-    found = set()
-    current = None
-    for line in lines:
-        m = _LINE.match(line)
-        if m:
-            current = ((int(m.group(1)), round(float(m.group(3)), 1))
-                       if m.group(2) == policy else None)
-        elif current is not None and line.startswith('    ') and \
-                pattern.search(line):
-            found.add(current)
-    return found
+def acted_at(intervals, pattern, policy='guarantee'):
+    """``{(plan, end_s)}``: the intervals of ``policy`` (from
+    :func:`parse_trace`) under whose line an indented line (a decision,
+    the domain line) matches ``pattern`` (a compiled regular
+    expression)."""
+    return {iv.at for iv in intervals if iv.policy == policy
+            and any(pattern.search(line) for line in iv.notes)}
 
 
 def least_got(iv):
@@ -669,11 +674,10 @@ def after_acts(intervals, doc, acts, policy='guarantee'):
     for iv, plan in _with_plans(intervals, doc):
         if iv.policy != policy or not scenarios.counted(plan, iv):
             continue
-        end_s = round(iv.end_s, 1)
+        index, end_s = iv.at
         span_s = ACTED_SPAN * plan.interval_s + 1e-6
-        if any(p == iv.plan and 0 < end_s - t <= span_s
-               for p, t in acts):
-            out[(iv.plan, end_s)] = iv.overbooked
+        if any(p == index and 0 < end_s - t <= span_s for p, t in acts):
+            out[iv.at] = iv.overbooked
     return out
 
 
@@ -689,7 +693,7 @@ class Acted:
     theirs: tuple
 
 
-def acted(traced, pattern, policy='guarantee'):
+def acted(traced, policy='guarantee'):
     """``[Acted]`` over ``[(label, document, intervals, acts)]`` (the
     intervals from :func:`parse_trace`, the acts from :func:`acted_at`):
     per label and kind of interval (overbooked or not), its runs'
@@ -698,8 +702,8 @@ def acted(traced, pattern, policy='guarantee'):
     label add up, as in :func:`compare`)."""
     runs = []
     for label, doc, intervals, acts in traced:
-        least = {(iv.plan, round(iv.end_s, 1)): least_got(iv)
-                 for iv in intervals if iv.policy == policy}
+        least = {iv.at: least_got(iv) for iv in intervals
+                 if iv.policy == policy}
         runs.append((label, doc['seed'], least,
                      after_acts(intervals, doc, acts, policy)))
     sums = collections.OrderedDict()

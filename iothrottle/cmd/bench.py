@@ -668,11 +668,10 @@ def run_report(args, out):
             out.write('\n%s: no trace beside it (%s)\n' % (label, trace))
             continue
         with open(trace) as f:
-            lines = f.readlines()
-        intervals = scenario_report.parse_trace(lines)
+            intervals = scenario_report.parse_trace(f)
         if args.acted:
             traced.append((label, doc, intervals, scenario_report.acted_at(
-                lines, args.acted, args.policy)))
+                intervals, args.acted, args.policy)))
         if not (args.decompose or args.losses):
             continue
         out.write('\n== %s\n' % path)
@@ -689,7 +688,7 @@ def run_report(args, out):
                   % scenario_report.losses_text(summed))
     if args.acted:
         out.write('\n%s\n' % scenario_report.acted_table(
-            scenario_report.acted(traced, args.acted, args.policy),
+            scenario_report.acted(traced, args.policy),
             args.acted.pattern))
     return 0
 

@@ -321,17 +321,17 @@ class TestActed(testtools.TestCase):
         self.intervals = report.parse_trace(io.StringIO(TRACE))
 
     def test_lines_under_the_policy_s_intervals_match(self):
-        lines = TRACE.splitlines()
+        intervals = self.intervals
         self.assertEqual({(7, 14.0)}, report.acted_at(
-            lines, re.compile('held: g4')))
+            intervals, re.compile('held: g4')))
         # The domain lines match as the decisions do.
         self.assertEqual({(7, 12.0), (7, 18.0)}, report.acted_at(
-            lines, re.compile(r'share scale 0\.9')))
+            intervals, re.compile(r'share scale 0\.9')))
         # An interval's own line is no act, nor another policy's.
         self.assertEqual(set(), report.acted_at(
-            lines, re.compile('g4=60/143@400ms')))
+            intervals, re.compile('g4=60/143@400ms')))
         self.assertEqual(set(), report.acted_at(
-            lines, re.compile('held'), policy='none'))
+            intervals, re.compile('held'), policy='none'))
 
     def test_the_least_a_guest_with_a_need_got(self):
         at_18 = self.intervals[2]
@@ -360,8 +360,7 @@ class TestActed(testtools.TestCase):
         other = report.parse_trace(io.StringIO(OTHER_TRACE))
         acts = {(7, 14.0), (7, 18.0)}
         rows = report.acted([('n', doc, self.intervals, acts),
-                             ('b', doc, other, set())],
-                            re.compile('x'))
+                             ('b', doc, other, set())])
         by = {(r.label, r.other, r.overbooked): r for r in rows}
         # b acted nowhere: no rows of its own.
         self.assertEqual({('n', None, True), ('n', 'b', True),
@@ -381,14 +380,13 @@ class TestActed(testtools.TestCase):
         rows = report.acted([('n', _doc(19, {7: {}}), self.intervals,
                               {(7, 14.0)}),
                              ('b', _doc(23, {7: {}}), self.intervals,
-                              set())], re.compile('x'))
+                              set())])
         self.assertEqual([('n', None)], [(r.label, r.other) for r in rows])
 
     def test_runs_under_one_label_add_up(self):
         doc = _doc(19, {7: {}})
         rows = report.acted([('n', doc, self.intervals, {(7, 14.0)}),
-                             ('n', doc, self.intervals, {(7, 14.0)})],
-                            re.compile('x'))
+                             ('n', doc, self.intervals, {(7, 14.0)})])
         self.assertEqual([(120 / 143, 120 / 143)], [r.mine for r in rows])
 
 
