@@ -1551,7 +1551,12 @@ class DomainState:
     a release at the floors' surplus for it (``_latency_rose``).
     ``unqueued``: the last interval read no congestion, so a congested
     reading now may have begun idle and does not lower the learned
-    capacity (``_may_learn_down``).  ``proven_iops``: the most the
+    capacity (``_may_learn_down``).  ``latency_s`` and
+    ``completed_iops``: the last interval's mean latency
+    (``_mean_latency_s``) and what it completed, as ``proven_iops``
+    counts it: a congested reading that fell from them on both may have
+    drained its queue partway and does not lower the learned capacity
+    either (``_drained``).  ``proven_iops``: the most the
     domain completed in one interval, as ``learned_iops`` counts it
     (the load against the told capacity times its IOPS), decaying by
     ``PROVEN_DECAY`` an interval: what a learned capacity under it is
@@ -1580,6 +1585,8 @@ class DomainState:
     depths: tuple = ()
     free_iops: tuple = ()
     cut_iops: float = 0.0
+    latency_s: float = 0.0
+    completed_iops: float = 0.0
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -1958,7 +1965,8 @@ class GuaranteePolicy(policy.Policy):
                             and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
                             t.border_fraction,
-                            _may_learn_down(queued, state),
+                            _may_learn_down(queued, state, latency_s,
+                                            told_load * told.max_iops),
                             restore_scale(state, told, t.border_fraction,
                                           unqueued, view.disks))
         view = dataclasses.replace(view, capacity=learned_capacity(
@@ -2044,7 +2052,8 @@ class GuaranteePolicy(policy.Policy):
                               unqueued=not congestion,
                               proven_iops=state.proven(told, told_load),
                               depths=depths, free_iops=free_iops,
-                              cut_iops=cut_iops),
+                              cut_iops=cut_iops, latency_s=latency_s,
+                              completed_iops=told_load * told.max_iops),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -2091,7 +2100,8 @@ class GuaranteePolicy(policy.Policy):
                             bool(congestion) and inflight >= BUSY_INFLIGHT,
                             t.border_fraction,
                             _may_learn_down(
-                                self._latency_rose(latency_s, state), state))
+                                self._latency_rose(latency_s, state), state,
+                                latency_s, told_load * told.max_iops))
         capacity = learned_capacity(told, scale)
         # At scale 1.0 the learned capacity is the told one itself, and
         # the load against it the same sum, already done.
@@ -2118,7 +2128,9 @@ class GuaranteePolicy(policy.Policy):
                 # Nothing here shows a depth (every disk has under
                 # want_inflight in flight): only remembered ones age.
                 depths=depth_marks(state.depths, disks)
-                if state.depths else ()),
+                if state.depths else (),
+                latency_s=latency_s,
+                completed_iops=told_load * told.max_iops),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -2824,15 +2836,31 @@ def _describe_victims(victims):
         for v in victims)
 
 
-def _may_learn_down(queued, state):
+def _may_learn_down(queued, state, latency_s, completed_iops):
     """Whether this interval's congested reading may lower the learned
-    capacity: it shows queueing (``queued``, ``_latency_rose``) and the
-    last interval read congested too.  After an unqueued interval, the
+    capacity: it shows queueing (``queued``, ``_latency_rose``), the
+    last interval read congested too, and the queue did not drain
+    within this one (``_drained``).  After an unqueued interval, the
     queue may have begun within this one - a burster that started, or
     came back from a restart, part of the way in - and the interval
     then completed what the store did while it was partly idle, not
     what it can do; the next interval, queued from its start, tells."""
-    return queued and not state.unqueued
+    return (queued and not state.unqueued
+            and not _drained(state, latency_s, completed_iops))
+
+
+def _drained(state, latency_s, completed_iops):
+    """Whether a congested interval reads as a queue that drained part
+    of the way through it, the other end of ``_may_learn_down``'s
+    onset: its mean latency fell by ``RESPONSE_LATENCY_DROP`` or more
+    from the last interval's while it completed less than the last.
+    Arrivals under the store's rate (caps just cut) shrink its queue;
+    once the queue is gone the store idles between them, and the
+    interval completed what the caps let through, not what the store
+    can do.  A store that got slower reads the other way: its latency
+    rises, or holds, as its completions fall."""
+    return (latency_s <= (1 - RESPONSE_LATENCY_DROP) * state.latency_s
+            and completed_iops < state.completed_iops)
 
 
 def restore_scale(state, told, border_fraction, unqueued, disks):
