@@ -1679,6 +1679,39 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertAlmostEqual(61.5 / 0.9, again.state.learned_iops,
                                delta=0.01)
 
+    def test_a_queue_that_drained_within_the_interval_teaches_nothing_down(
+            self):
+        # Scenario plan 5 of seed 53 (2026-11-29): caps cut in an
+        # interval that read 129.5 ms and completed 92 IOPS; the next
+        # read 51 ms (over 3 x the 15.8 ms baseline) and completed
+        # 84.5, what the new caps let through once the queue was gone.
+        # Learned from, it put the border at 84.6 requests/s where the
+        # store does 92, for the rest of the plan.
+        state = guarantee.DomainState(baseline_latency_s=0.0158,
+                                      learned_iops=102.2,
+                                      latency_s=0.1295,
+                                      completed_iops=92.0)
+        drained = [disk('vm1', 50, 0.051),
+                   disk('vm2', 34.5, 0.051, min_iops=9)]
+        out = decide(drained, state=state)
+        self.assertTrue(out.saturated)
+        self.assertEqual(102.2, out.state.learned_iops)
+        self.assertAlmostEqual(0.051, out.state.latency_s)
+        self.assertAlmostEqual(84.5, out.state.completed_iops, delta=0.01)
+        # A latency that held (a store that got slower), or completions
+        # that did not fall, teach as before.
+        for last in (dataclasses.replace(state, latency_s=0.055),
+                     dataclasses.replace(state, completed_iops=84.0)):
+            self.assertAlmostEqual(
+                84.5 / 0.9, decide(drained, state=last).state.learned_iops,
+                delta=0.01)
+        # Completions over the capacity raise it, drained or not.
+        more = [disk('vm1', 70, 0.051), disk('vm2', 34.5, 0.051, min_iops=9)]
+        raised = decide(more, state=dataclasses.replace(
+            state, completed_iops=110.0))
+        self.assertAlmostEqual(104.5 / 0.9, raised.state.learned_iops,
+                               delta=0.01)
+
     def test_the_lowest_latency_is_kept_from_busy_intervals_too(self):
         busy = [disk('vm1', 60, 0.05)]
         out = decide(busy)
