@@ -190,6 +190,9 @@ class Tracer:
     def __init__(self, out, run):
         self.out = out
         self.run = run
+        # (policy, storage domain) -> the share scale the last interval
+        # left, so that a move reads in words --acted can match.
+        self.share_scales = {}
 
     def __call__(self, policy_name, interval, report):
         plan = self.run.plan
@@ -215,7 +218,8 @@ class Tracer:
         marks = _marks_text(report.states, names)
         if marks:
             self.out.write('    demand-bound: %s\n' % marks)
-        domain = _domain_text(report.states)
+        domain = _domain_text(report.states, self.share_scales,
+                              policy_name)
         if domain:
             self.out.write('    domain: %s\n' % domain)
         self.out.flush()
@@ -233,22 +237,37 @@ def _marks_text(states, names):
     return ', '.join(out)
 
 
-def _domain_text(states):
+def _domain_text(states, share_scales, policy_name):
     """What the policy learned of each domain after an interval
     (``guarantee``'s ``DomainState``: the learned capacity, the load
-    it proved, the baseline and lowest latencies, the share scale), or
+    it proved, the baseline and lowest latencies, the share scale and,
+    where it moved, ``up from`` or ``down from`` the one the last
+    interval left, kept in ``share_scales`` per policy and domain), or
     ''."""
     out = []
-    for state in states.values():
+    for domain, state in states.items():
         learned_iops = getattr(state, 'learned_iops', None)
         if learned_iops is None:
             continue
+        key = (policy_name, domain)
+        scale = state.share_scale
+        last = share_scales.get(key, 1.0)
+        share_scales[key] = scale
         out.append('capacity %.1f IOPS (proven %.1f), baseline %.1f ms, '
-                   'lowest %.1f ms, share scale %.3f' % (
+                   'lowest %.1f ms, share scale %.3f%s' % (
                        learned_iops, state.proven_iops,
                        state.baseline_latency_s * 1e3,
-                       state.lowest_latency_s * 1e3, state.share_scale))
+                       state.lowest_latency_s * 1e3, scale,
+                       _moved(scale, last)))
     return '; '.join(out)
+
+
+def _moved(scale, last):
+    """`` up from 0.950`` (or down) when ``scale`` and ``last`` differ
+    as printed, else ''."""
+    if '%.3f' % scale == '%.3f' % last:
+        return ''
+    return ' %s from %.3f' % ('up' if scale > last else 'down', last)
 
 
 def figure(path, plans, runs, policies):

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import math
 
@@ -386,12 +387,26 @@ class TestRunnerPieces(testtools.TestCase):
         states = {'store': guarantee.DomainState(
             baseline_latency_s=0.0125, learned_iops=88.44,
             share_scale=0.97, lowest_latency_s=0.011, proven_iops=79.61)}
+        scales = {}
         self.assertEqual(
             'capacity 88.4 IOPS (proven 79.6), baseline 12.5 ms, '
-            'lowest 11.0 ms, share scale 0.970',
-            scenario_runner._domain_text(states))
+            'lowest 11.0 ms, share scale 0.970 down from 1.000',
+            scenario_runner._domain_text(states, scales, 'guarantee'))
+        # The same scale again says nothing of a move; a rise says so,
+        # and each policy's run has its own last scale.
+        self.assertTrue(scenario_runner._domain_text(
+            states, scales, 'guarantee').endswith('share scale 0.970'))
+        states['store'] = dataclasses.replace(states['store'],
+                                              share_scale=0.985)
+        self.assertTrue(scenario_runner._domain_text(
+            states, scales, 'guarantee').endswith(
+                'share scale 0.985 up from 0.970'))
+        self.assertTrue(scenario_runner._domain_text(
+            states, scales, 'other').endswith(
+                'share scale 0.985 down from 1.000'))
         # A policy that keeps no such state (paper's, none's): nothing.
-        self.assertEqual('', scenario_runner._domain_text({'store': None}))
+        self.assertEqual('', scenario_runner._domain_text(
+            {'store': None}, scales, 'none'))
 
     def test_plan_collector_shows_only_the_plans_disks(self):
         import types
