@@ -72,6 +72,7 @@ _LINE = re.compile(r'^plan (\d+) (\S+)\s+t=\s*([\d.]+)( overbooked)? (.*)$')
 _GUEST = re.compile(r'(\S+?)=(\d+)/([\d-]+)(?:\[cap (\d+)\])?@(\d+)ms')
 _DECISION = re.compile(r'^    (\S+) cap: .*-> ([\d.]+) IOPS, (\d+) B/s')
 _SCALE = re.compile(r'share scale ([\d.]+)')
+_CAPACITY = re.compile(r'domain: capacity ([\d.]+) IOPS')
 _CAP_LINE = re.compile(r'^    \S+ (cap|release): (.*)$')
 
 # What a decision line says, in the words of the controller's trace
@@ -114,6 +115,7 @@ class TracedInterval:
     share_scale: float    # None when the trace shows none
     decided: frozenset = frozenset()   # kinds decided at end_s
     notes: tuple = ()     # the indented lines under it: decisions, domain
+    learned_iops: float = None   # the domain line's capacity, if shown
 
     @property
     def at(self):
@@ -198,6 +200,10 @@ def parse_trace(lines):
             if s:
                 current = dataclasses.replace(
                     current, share_scale=float(s.group(1)))
+            c = _CAPACITY.search(line)
+            if c:
+                current = dataclasses.replace(
+                    current, learned_iops=float(c.group(1)))
     close()
     return out
 
@@ -756,6 +762,92 @@ def acted_table(rows, pattern_text):
         lines.append('(none)')
     lines.append('(under: intervals under %.0f %%; both: under it in '
                  'both runs)' % (bar * 100))
+    return '\n'.join(lines)
+
+
+# -- falls of the learned capacity -------------------------------------------
+
+# A learned capacity that moved down by less than this part of itself
+# is the decay of what was proven and the rounding of one reading, not
+# a fall to explain.
+FALL_FRACTION = 0.01
+
+
+@dataclasses.dataclass(frozen=True)
+class Fall:
+    """One interval after which a run's learned capacity fell, with
+    the readings of it and of the interval before: the IOPS-weighted
+    latency of the uncapped guests doing I/O (None without any) and
+    the requests/s every guest completed."""
+    plan: int
+    end_s: float
+    from_iops: float
+    to_iops: float
+    latency_before_ms: float
+    latency_ms: float
+    done_before: float
+    done: float
+
+    @property
+    def drained(self):
+        """Whether the interval reads as a queue that drained partway,
+        as ``guarantee._drained`` has it: the latency fell by
+        ``RESPONSE_LATENCY_DROP`` or more while fewer requests
+        completed (here counted in requests/s, there in the cost
+        model's load)."""
+        if not self.latency_before_ms or self.latency_ms is None:
+            return False
+        return (self.latency_ms <= (1 - guarantee.RESPONSE_LATENCY_DROP)
+                * self.latency_before_ms and self.done < self.done_before)
+
+
+def _uncapped_latency_ms(iv, plan):
+    weighted = iops_sum = 0.0
+    for name, g in iv.guests.items():
+        iops = g.kb_s / plan.guest(name).block_kb
+        if g.cap_iops is None and iops > 0:
+            weighted += iops * g.latency_ms
+            iops_sum += iops
+    return weighted / iops_sum if iops_sum else None
+
+
+def capacity_falls(intervals, doc, policy='guarantee'):
+    """The :class:`Fall` of each interval of ``policy``'s run after
+    which the learned capacity its trace shows fell by more than
+    ``FALL_FRACTION``, in order."""
+    mine = [iv for iv in intervals if iv.policy == policy]
+    out, last = [], None
+    for iv, plan in _with_plans(mine, doc):
+        if (last is not None and last[0].plan == iv.plan
+                and None not in (iv.learned_iops, last[0].learned_iops)
+                and iv.learned_iops
+                < last[0].learned_iops * (1 - FALL_FRACTION)):
+            before, before_plan = last
+            out.append(Fall(iv.plan, iv.end_s, before.learned_iops,
+                            iv.learned_iops,
+                            _uncapped_latency_ms(before, before_plan),
+                            _uncapped_latency_ms(iv, plan),
+                            _requests_s(before, before_plan),
+                            _requests_s(iv, plan)))
+        last = (iv, plan)
+    return out
+
+
+def falls_table(falls):
+    drained = sum(f.drained for f in falls)
+    lines = ['learned capacity falls: %d, %d on a reading that drained '
+             '(latency %.0f %% of the last or less, fewer requests/s)' % (
+                 len(falls), drained,
+                 (1 - guarantee.RESPONSE_LATENCY_DROP) * 100),
+             '%4s %6s %15s %9s %13s' % ('plan', 't', 'IOPS learned',
+                                        'latency', 'requests/s')]
+    for f in falls:
+        ratio = ('x%.2f' % (f.latency_ms / f.latency_before_ms)
+                 if f.latency_before_ms and f.latency_ms is not None
+                 else '-')
+        lines.append('%4d %6.1f %6.1f->%6.1f %9s %5.1f->%5.1f%s' % (
+            f.plan, f.end_s, f.from_iops, f.to_iops, ratio,
+            f.done_before, f.done, '  drained' if f.drained else ''))
     return '\n'.join(lines)
 
 

@@ -22,7 +22,7 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses] [--acted PATTERN]`` prints the tables of finished scenario
+[--losses] [--acted PATTERN] [--falls]`` prints the tables of finished scenario
 runs from their JSON (and traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
 
@@ -289,6 +289,12 @@ def parse_args(argv):
                         'a guaranteed guest got, in that run and in the '
                         'same intervals of every other label\'s run of '
                         'the draw')
+    r.add_argument('--falls', action='store_true',
+                   help='also read each run\'s trace and list the '
+                        'intervals after which the learned capacity fell, '
+                        'with the uncapped guests\' latency against the '
+                        'interval before and the requests/s of both, and '
+                        'which of them read as a queue that drained')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -659,7 +665,7 @@ def run_report(args, out):
         scenario_report.share_noise(runs, args.policy))
     if noise:
         out.write(noise + '\n')
-    if not (args.decompose or args.losses or args.acted):
+    if not (args.decompose or args.losses or args.acted or args.falls):
         return 0
     summed, traced = {}, []
     for path, (label, doc) in zip(paths, runs):
@@ -672,9 +678,13 @@ def run_report(args, out):
         if args.acted:
             traced.append((label, doc, intervals, scenario_report.acted_at(
                 intervals, args.acted, args.policy)))
-        if not (args.decompose or args.losses):
+        if not (args.decompose or args.losses or args.falls):
             continue
         out.write('\n== %s\n' % path)
+        if args.falls:
+            out.write(scenario_report.falls_table(
+                scenario_report.capacity_falls(intervals, doc,
+                                               args.policy)) + '\n')
         if args.decompose:
             out.write(scenario_report.decomposed_text(intervals, doc,
                                                       args.policy))

@@ -1,3 +1,4 @@
+import dataclasses
 import io
 import json
 import os
@@ -436,6 +437,65 @@ class TestCompare(testtools.TestCase):
                          dict(dict(summary)['x']))
 
 
+# Seed 19's plan 7 again (g3 16 KB, g4 8 KB, g5 64 KB), 50 requests/s
+# each at 150 ms; then g3 capped, the others' latency at 0.4 of it with
+# fewer requests (a queue that drained), then a rise, then a fall under
+# FALL_FRACTION.
+FALLS_TRACE = """\
+plan 7 guarantee t= 12.0 g3=800/-@150ms g4=400/143@150ms g5=3200/640@150ms
+    domain: capacity 100.0 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, share scale 1.000
+plan 7 guarantee t= 14.0 g3=800/-[cap 40]@300ms g4=400/143@60ms \
+g5=2560/640@60ms
+    domain: capacity 90.0 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, share scale 1.000
+plan 7 guarantee t= 16.0 g3=800/-[cap 40]@300ms g4=400/143@90ms \
+g5=2560/640@90ms
+    domain: capacity 80.0 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, share scale 1.000
+plan 7 guarantee t= 18.0 g3=800/-[cap 40]@300ms g4=400/143@90ms \
+g5=2560/640@90ms
+    domain: capacity 79.5 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, share scale 1.000
+plan 7 none      t= 18.0 g3=800/-@300ms g4=400/143@90ms g5=2560/640@90ms
+"""
+
+
+class TestCapacityFalls(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.falls = report.capacity_falls(
+            report.parse_trace(io.StringIO(FALLS_TRACE)),
+            _doc(19, {7: {}}, overbooked=False))
+
+    def test_each_fall_with_the_readings_before_and_after(self):
+        self.assertEqual([(14.0, 100.0, 90.0), (16.0, 90.0, 80.0)],
+                         [(f.end_s, f.from_iops, f.to_iops)
+                          for f in self.falls])
+        first = self.falls[0]
+        self.assertAlmostEqual(150.0, first.latency_before_ms)
+        self.assertAlmostEqual(60.0, first.latency_ms)   # g3 capped
+        self.assertAlmostEqual(150.0, first.done_before)
+        self.assertAlmostEqual(140.0, first.done)
+
+    def test_a_fall_reads_drained_only_with_the_latency_and_rate_down(self):
+        self.assertEqual([True, False], [f.drained for f in self.falls])
+        same_rate = dataclasses.replace(self.falls[0], done=150.0)
+        self.assertFalse(same_rate.drained)
+        no_latency = dataclasses.replace(self.falls[0],
+                                         latency_before_ms=None)
+        self.assertFalse(no_latency.drained)
+
+    def test_table_counts_and_marks_them(self):
+        text = report.falls_table(self.falls)
+        self.assertIn('learned capacity falls: 2, 1 on a reading that '
+                      'drained', text)
+        self.assertRegex(text, r'14\.0 +100\.0-> +90\.0 +x0\.40 '
+                               r'150\.0->140\.0  drained')
+        self.assertRegex(text, r'16\.0 .* x1\.50 +140\.0->140\.0$')
+
+
 class TestReportCommand(testtools.TestCase):
     """``iothrottle-bench report`` on run files in a temporary
     directory."""
@@ -497,6 +557,21 @@ class TestReportCommand(testtools.TestCase):
         self.assertNotIn('cap/share', text)           # no --decompose
         self.assertIn("after a line matching 'held: g4'", text)
         self.assertRegex(text, r'n +overbooked +b +1 ')
+
+    def test_falls_reads_each_trace(self):
+        doc = _fixed(_doc(19, {7: {
+            'none': (_summary(140), {}),
+            'guarantee': (_summary(140), {'satisfied': True})}},
+            overbooked=False))
+        path = self._write('r1.json', json.dumps(doc))
+        self._write('r1.trace', FALLS_TRACE)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(0, bench.main(['report', path, '--falls']))
+        text = out.getvalue()
+        self.assertIn('== %s' % path, text)
+        self.assertIn('learned capacity falls: 2, 1 on a reading', text)
+        self.assertNotIn('tighten', text)             # no --losses
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()
