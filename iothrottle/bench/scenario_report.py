@@ -73,6 +73,7 @@ _GUEST = re.compile(r'(\S+?)=(\d+)/([\d-]+)(?:\[cap (\d+)\])?@(\d+)ms')
 _DECISION = re.compile(r'^    (\S+) cap: .*-> ([\d.]+) IOPS, (\d+) B/s')
 _SCALE = re.compile(r'share scale ([\d.]+)')
 _CAPACITY = re.compile(r'domain: capacity ([\d.]+) IOPS')
+_READ = re.compile(r'read ([\d.]+) ms at ([\d.]+) IOPS')
 _CAP_LINE = re.compile(r'^    \S+ (cap|release): (.*)$')
 
 # What a decision line says, in the words of the controller's trace
@@ -116,6 +117,7 @@ class TracedInterval:
     decided: frozenset = frozenset()   # kinds decided at end_s
     notes: tuple = ()     # the indented lines under it: decisions, domain
     learned_iops: float = None   # the domain line's capacity, if shown
+    read: tuple = None    # the domain line's (latency ms, IOPS), if shown
 
     @property
     def at(self):
@@ -204,6 +206,10 @@ def parse_trace(lines):
             if c:
                 current = dataclasses.replace(
                     current, learned_iops=float(c.group(1)))
+            r = _READ.search(line)
+            if r:
+                current = dataclasses.replace(
+                    current, read=(float(r.group(1)), float(r.group(2))))
     close()
     return out
 
@@ -776,9 +782,12 @@ FALL_FRACTION = 0.01
 @dataclasses.dataclass(frozen=True)
 class Fall:
     """One interval after which a run's learned capacity fell, with
-    the readings of it and of the interval before: the IOPS-weighted
-    latency of the uncapped guests doing I/O (None without any) and
-    the requests/s every guest completed."""
+    the readings of it and of the interval before: the controller's
+    own (the domain line's ``read X ms at Y IOPS``: its mean latency
+    and what it completed in the cost model's load) where the trace
+    has them, ``exact``; else the IOPS-weighted latency of the
+    uncapped guests doing I/O (None without any) and the requests/s
+    every guest completed."""
     plan: int
     end_s: float
     from_iops: float
@@ -787,14 +796,13 @@ class Fall:
     latency_ms: float
     done_before: float
     done: float
+    exact: bool = False
 
     @property
     def drained(self):
         """Whether the interval reads as a queue that drained partway,
         as ``guarantee._drained`` has it: the latency fell by
-        ``RESPONSE_LATENCY_DROP`` or more while fewer requests
-        completed (here counted in requests/s, there in the cost
-        model's load)."""
+        ``RESPONSE_LATENCY_DROP`` or more while less completed."""
         if not self.latency_before_ms or self.latency_ms is None:
             return False
         return (self.latency_ms <= (1 - guarantee.RESPONSE_LATENCY_DROP)
@@ -823,12 +831,16 @@ def capacity_falls(intervals, doc, policy='guarantee'):
                 and iv.learned_iops
                 < last[0].learned_iops * (1 - FALL_FRACTION)):
             before, before_plan = last
-            out.append(Fall(iv.plan, iv.end_s, before.learned_iops,
-                            iv.learned_iops,
-                            _uncapped_latency_ms(before, before_plan),
+            if before.read and iv.read:
+                readings = (before.read[0], iv.read[0], before.read[1],
+                            iv.read[1], True)
+            else:
+                readings = (_uncapped_latency_ms(before, before_plan),
                             _uncapped_latency_ms(iv, plan),
                             _requests_s(before, before_plan),
-                            _requests_s(iv, plan)))
+                            _requests_s(iv, plan), False)
+            out.append(Fall(iv.plan, iv.end_s, before.learned_iops,
+                            iv.learned_iops, *readings))
         last = (iv, plan)
     return out
 
@@ -836,18 +848,21 @@ def capacity_falls(intervals, doc, policy='guarantee'):
 def falls_table(falls):
     drained = sum(f.drained for f in falls)
     lines = ['learned capacity falls: %d, %d on a reading that drained '
-             '(latency %.0f %% of the last or less, fewer requests/s)' % (
+             '(latency %.0f %% of the last or less, less completed; '
+             '* the uncapped guests\' latency and requests/s, where the '
+             'trace shows no reading of the controller\'s)' % (
                  len(falls), drained,
                  (1 - guarantee.RESPONSE_LATENCY_DROP) * 100),
              '%4s %6s %15s %9s %13s' % ('plan', 't', 'IOPS learned',
-                                        'latency', 'requests/s')]
+                                        'latency', 'completed')]
     for f in falls:
         ratio = ('x%.2f' % (f.latency_ms / f.latency_before_ms)
                  if f.latency_before_ms and f.latency_ms is not None
                  else '-')
-        lines.append('%4d %6.1f %6.1f->%6.1f %9s %5.1f->%5.1f%s' % (
+        lines.append('%4d %6.1f %6.1f->%6.1f %9s %5.1f->%5.1f%s%s' % (
             f.plan, f.end_s, f.from_iops, f.to_iops, ratio,
-            f.done_before, f.done, '  drained' if f.drained else ''))
+            f.done_before, f.done, '' if f.exact else '*',
+            '  drained' if f.drained else ''))
     return '\n'.join(lines)
 
 

@@ -240,7 +240,9 @@ def _marks_text(states, names):
 def _domain_text(states, share_scales, policy_name):
     """What the policy learned of each domain after an interval
     (``guarantee``'s ``DomainState``: the learned capacity, the load
-    it proved, the baseline and lowest latencies, the share scale and,
+    it proved, the baseline and lowest latencies, the interval's own
+    reading of the two it learns from (its mean latency and what it
+    completed, ``_drained``'s), the share scale and,
     where it moved, ``up from`` or ``down from`` the one the last
     interval left, kept in ``share_scales`` per policy and domain), or
     ''."""
@@ -254,10 +256,12 @@ def _domain_text(states, share_scales, policy_name):
         last = share_scales.get(key, 1.0)
         share_scales[key] = scale
         out.append('capacity %.1f IOPS (proven %.1f), baseline %.1f ms, '
-                   'lowest %.1f ms, share scale %.3f%s' % (
+                   'lowest %.1f ms, read %.1f ms at %.1f IOPS, share '
+                   'scale %.3f%s' % (
                        learned_iops, state.proven_iops,
                        state.baseline_latency_s * 1e3,
-                       state.lowest_latency_s * 1e3, scale,
+                       state.lowest_latency_s * 1e3,
+                       state.latency_s * 1e3, state.completed_iops, scale,
                        _moved(scale, last)))
     return '; '.join(out)
 

@@ -386,11 +386,13 @@ class TestRunnerPieces(testtools.TestCase):
         from iothrottle.controller import guarantee
         states = {'store': guarantee.DomainState(
             baseline_latency_s=0.0125, learned_iops=88.44,
-            share_scale=0.97, lowest_latency_s=0.011, proven_iops=79.61)}
+            share_scale=0.97, lowest_latency_s=0.011, proven_iops=79.61,
+            latency_s=0.0512, completed_iops=84.46)}
         scales = {}
         self.assertEqual(
             'capacity 88.4 IOPS (proven 79.6), baseline 12.5 ms, '
-            'lowest 11.0 ms, share scale 0.970 down from 1.000',
+            'lowest 11.0 ms, read 51.2 ms at 84.5 IOPS, share scale '
+            '0.970 down from 1.000',
             scenario_runner._domain_text(states, scales, 'guarantee'))
         # The same scale again says nothing of a move; a rise says so,
         # and each policy's run has its own last scale.
