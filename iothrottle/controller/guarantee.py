@@ -219,7 +219,7 @@ every load against it (``learn_scale``):
   holding as its completions fall, and is learned down as before.
   Measured (doc/scenarios.rst, "A queue that drained within an
   interval teaches the capacity nothing down"): on six draws it held
-  the capacity in about eleven intervals of seven plans, every floor
+  the capacity in about ten intervals of seven plans, every floor
   kept in them; beside the controller without it on three draws of
   the same machine, floors 26 of 26 plans that fit against 25, totals
   22 against 20, and none of the 71 falls of the six read as a drain.
