@@ -799,14 +799,19 @@ class Fall:
     exact: bool = False
 
     @property
+    def latency_ratio(self):
+        """The latency over the interval before's, None without both."""
+        if not self.latency_before_ms or self.latency_ms is None:
+            return None
+        return self.latency_ms / self.latency_before_ms
+
+    @property
     def drained(self):
         """Whether the interval reads as a queue that drained partway,
-        as ``guarantee._drained`` has it: the latency fell by
-        ``RESPONSE_LATENCY_DROP`` or more while less completed."""
-        if not self.latency_before_ms or self.latency_ms is None:
-            return False
-        return (self.latency_ms <= (1 - guarantee.RESPONSE_LATENCY_DROP)
-                * self.latency_before_ms and self.done < self.done_before)
+        by the controller's own test (``guarantee.queue_drained``)."""
+        return self.latency_ratio is not None and guarantee.queue_drained(
+            self.latency_before_ms, self.latency_ms, self.done_before,
+            self.done)
 
 
 def _uncapped_latency_ms(iv, plan):
@@ -856,9 +861,8 @@ def falls_table(falls):
              '%4s %6s %15s %9s %13s' % ('plan', 't', 'IOPS learned',
                                         'latency', 'completed')]
     for f in falls:
-        ratio = ('x%.2f' % (f.latency_ms / f.latency_before_ms)
-                 if f.latency_before_ms and f.latency_ms is not None
-                 else '-')
+        ratio = ('-' if f.latency_ratio is None
+                 else 'x%.2f' % f.latency_ratio)
         lines.append('%4d %6.1f %6.1f->%6.1f %9s %5.1f->%5.1f%s%s' % (
             f.plan, f.end_s, f.from_iops, f.to_iops, ratio,
             f.done_before, f.done, '' if f.exact else '*',

@@ -22,8 +22,8 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses] [--acted PATTERN] [--falls]`` prints the tables of finished scenario
-runs from their JSON (and traces; see
+[--losses] [--acted PATTERN] [--falls]`` prints the tables of finished
+scenario runs from their JSON (and traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
@@ -292,9 +292,11 @@ def parse_args(argv):
     r.add_argument('--falls', action='store_true',
                    help='also read each run\'s trace and list the '
                         'intervals after which the learned capacity fell, '
-                        'with the uncapped guests\' latency against the '
-                        'interval before and the requests/s of both, and '
-                        'which of them read as a queue that drained')
+                        'with the latency and what completed against the '
+                        'interval before (the controller\'s readings on '
+                        'the domain line, else the uncapped guests\' '
+                        'latency and requests/s), and which of them read '
+                        'as a queue that drained')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())

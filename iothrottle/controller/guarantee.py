@@ -1985,6 +1985,7 @@ class GuaranteePolicy(policy.Policy):
                                   d.sample.bytes_sec) for d in view.disks)
         congestion = self._congestion(latency_s, state.baseline_latency_s)
         told = view.capacity
+        completed_iops = told_load * told.max_iops
         queued = self._latency_rose(latency_s, state)
         unqueued = _unqueued(congestion, latency_s, state)
         scale = learn_scale(state.capacity_scale(told), told_load,
@@ -1993,7 +1994,7 @@ class GuaranteePolicy(policy.Policy):
                             >= BUSY_INFLIGHT,
                             t.border_fraction,
                             _may_learn_down(queued, state, latency_s,
-                                            told_load * told.max_iops),
+                                            completed_iops),
                             restore_scale(state, told, t.border_fraction,
                                           unqueued, view.disks))
         view = dataclasses.replace(view, capacity=learned_capacity(
@@ -2080,7 +2081,7 @@ class GuaranteePolicy(policy.Policy):
                               proven_iops=state.proven(told, told_load),
                               depths=depths, free_iops=free_iops,
                               cut_iops=cut_iops, latency_s=latency_s,
-                              completed_iops=told_load * told.max_iops),
+                              completed_iops=completed_iops),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -2122,13 +2123,14 @@ class GuaranteePolicy(policy.Policy):
         told = view.capacity
         told_load = sum(cost.load(told, d.sample.iops, d.sample.bytes_sec)
                         for d in disks)
+        completed_iops = told_load * told.max_iops
         congestion = self._congestion(latency_s, state.baseline_latency_s)
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion) and inflight >= BUSY_INFLIGHT,
                             t.border_fraction,
                             _may_learn_down(
                                 self._latency_rose(latency_s, state), state,
-                                latency_s, told_load * told.max_iops))
+                                latency_s, completed_iops))
         capacity = learned_capacity(told, scale)
         # At scale 1.0 the learned capacity is the told one itself, and
         # the load against it the same sum, already done.
@@ -2156,8 +2158,7 @@ class GuaranteePolicy(policy.Policy):
                 # want_inflight in flight): only remembered ones age.
                 depths=depth_marks(state.depths, disks)
                 if state.depths else (),
-                latency_s=latency_s,
-                completed_iops=told_load * told.max_iops),
+                latency_s=latency_s, completed_iops=completed_iops),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -2886,8 +2887,16 @@ def _drained(state, latency_s, completed_iops):
     interval completed what the caps let through, not what the store
     can do.  A store that got slower reads the other way: its latency
     rises, or holds, as its completions fall."""
-    return (latency_s <= (1 - RESPONSE_LATENCY_DROP) * state.latency_s
-            and completed_iops < state.completed_iops)
+    return queue_drained(state.latency_s, latency_s, state.completed_iops,
+                         completed_iops)
+
+
+def queue_drained(latency_before, latency, completed_before, completed):
+    """``_drained``'s test on two readings, in any one unit of latency
+    and any one of what completed: the latency fell by
+    ``RESPONSE_LATENCY_DROP`` or more while less completed."""
+    return (latency <= (1 - RESPONSE_LATENCY_DROP) * latency_before
+            and completed < completed_before)
 
 
 def restore_scale(state, told, border_fraction, unqueued, disks):
