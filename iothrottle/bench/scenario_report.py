@@ -870,6 +870,97 @@ def falls_table(falls):
     return '\n'.join(lines)
 
 
+# -- what a cap lets through, by the decision that set it ----------------
+
+# A capped guest pushes against its cap when it waits in its own
+# throttle queue: its latency over this multiple of every uncapped
+# guest's in the same interval (the store's).
+PUSHING_LATENCY = 2.0
+
+CHANGES = ('kept', 'raised', 'cut')
+
+
+@dataclasses.dataclass(frozen=True)
+class CapPass:
+    """One interval of a guest pushing against a cap: how the decision
+    before it changed the cap (:data:`CHANGES`) and what the guest
+    completed over what the cap lets through (the tighter axis at the
+    plan's block size, ``_cap_kb_s``)."""
+    plan: int
+    end_s: float
+    guest: str
+    change: str
+    ratio: float
+
+
+def _set_caps(iv):
+    """``{guest: (IOPS, bytes/s)}`` of the caps the decisions at the end
+    of ``iv`` set (those that name their new cap)."""
+    out = {}
+    for line in iv.notes:
+        d = _DECISION.match(line)
+        if d:
+            out[d.group(1)] = (float(d.group(2)), float(d.group(3)))
+    return out
+
+
+def _change(last, cap):
+    """How a cap went from ``last`` to ``cap`` (``(IOPS, bytes/s)``):
+    kept, or raised or cut on the axis that moved."""
+    if cap == last:
+        return 'kept'
+    moved = 0 if cap[0] != last[0] else 1
+    return 'raised' if cap[moved] > last[moved] else 'cut'
+
+
+def cap_passes(intervals, doc, policy='guarantee'):
+    """The :class:`CapPass` of every guest of ``policy``'s run that
+    pushed against a cap (``PUSHING_LATENCY``) over an interval whose
+    cap, and the one before it, the trace shows exactly: set by a
+    decision that names it, or kept (the interval line shows the cap a
+    decision left, rounded, and a hold names none)."""
+    out, exact = [], {}     # (plan, guest) -> (cap, change) after iv
+    for iv, plan in _with_plans([iv for iv in intervals
+                                 if iv.policy == policy], doc):
+        store_ms = [g.latency_ms for g in iv.guests.values()
+                    if g.cap_iops is None and g.kb_s > 0]
+        for name, g in iv.guests.items():
+            held = exact.get((iv.plan, name))
+            if held is None or not store_ms or \
+                    g.latency_ms < PUSHING_LATENCY * max(store_ms):
+                continue
+            (iops, bytes_sec), change = held
+            block_kb = plan.guest(name).block_kb
+            out.append(CapPass(iv.plan, iv.end_s, name, change, g.kb_s / min(
+                iops * block_kb, bytes_sec / 1024.0)))
+        set_now = _set_caps(iv)
+        for name, g in iv.guests.items():
+            key, last = (iv.plan, name), exact.get((iv.plan, name))
+            if name in set_now and last is not None:
+                exact[key] = (set_now[name], _change(last[0], set_now[name]))
+            elif name in set_now:
+                exact[key] = (set_now[name], None)
+            elif last is not None and g.cap_iops == round(last[0][0]):
+                exact[key] = (last[0], 'kept')
+            else:
+                exact.pop(key, None)
+    return [p for p in out if p.change is not None]
+
+
+def cap_passes_table(passes):
+    lines = ['what a guest pushing against its cap completed over it, by '
+             'the decision before (its latency over %.0f x every '
+             'uncapped guest\'s):' % PUSHING_LATENCY,
+             '%-8s %6s %8s %8s' % ('decision', 'n', 'median', 'mean')]
+    for change in CHANGES:
+        ratios = [p.ratio for p in passes if p.change == change]
+        if ratios:
+            lines.append('%-8s %6d %8.3f %8.3f' % (
+                change, len(ratios), statistics.median(ratios),
+                statistics.mean(ratios)))
+    return '\n'.join(lines)
+
+
 def completed(intervals, doc):
     """``{(plan, policy): mean requests/s}`` the store completed over
     the scored overbooked intervals of each plan and policy traced: set

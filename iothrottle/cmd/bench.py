@@ -22,8 +22,8 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses] [--acted PATTERN] [--falls]`` prints the tables of finished
-scenario runs from their JSON (and traces; see
+[--losses] [--acted PATTERN] [--falls] [--caps]`` prints the tables of
+finished scenario runs from their JSON (and traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
@@ -297,6 +297,13 @@ def parse_args(argv):
                         'the domain line, else the uncapped guests\' '
                         'latency and requests/s), and which of them read '
                         'as a queue that drained')
+    r.add_argument('--caps', action='store_true',
+                   help='also read each run\'s trace and print what the '
+                        'guests pushing against their caps completed over '
+                        'them, by whether the decision before the interval '
+                        'kept, raised or cut the cap (QEMU lets a tenth '
+                        'of a second of a changed cap through at once), '
+                        'per run and over all runs given')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -667,9 +674,10 @@ def run_report(args, out):
         scenario_report.share_noise(runs, args.policy))
     if noise:
         out.write(noise + '\n')
-    if not (args.decompose or args.losses or args.acted or args.falls):
+    if not (args.decompose or args.losses or args.acted or args.falls
+            or args.caps):
         return 0
-    summed, traced = {}, []
+    summed, traced, passes = {}, [], []
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
@@ -680,9 +688,14 @@ def run_report(args, out):
         if args.acted:
             traced.append((label, doc, intervals, scenario_report.acted_at(
                 intervals, args.acted, args.policy)))
-        if not (args.decompose or args.losses or args.falls):
+        if not (args.decompose or args.losses or args.falls
+                or args.caps):
             continue
         out.write('\n== %s\n' % path)
+        if args.caps:
+            mine = scenario_report.cap_passes(intervals, doc, args.policy)
+            passes.extend(mine)
+            out.write(scenario_report.cap_passes_table(mine) + '\n')
         if args.falls:
             out.write(scenario_report.falls_table(
                 scenario_report.capacity_falls(intervals, doc,
@@ -695,6 +708,9 @@ def run_report(args, out):
                                                  args.policy)
             scenario_report.add_losses(summed, mine)
             out.write(scenario_report.losses_text(mine) + '\n')
+    if args.caps and len(runs) > 1:
+        out.write('\n== all runs\n%s\n'
+                  % scenario_report.cap_passes_table(passes))
     if args.losses and len(runs) > 1:
         out.write('\n== all runs\n%s\n'
                   % scenario_report.losses_text(summed))

@@ -516,6 +516,60 @@ class TestCapacityFalls(testtools.TestCase):
                          r'x0\.85 +95\.0-> 90\.0$')
 
 
+# Seed 19's plan 7 again: g3 (16 KB) capped at 40 at 12 s, the cap
+# kept at 14 s, cut to 36 at 16 s, raised to 40 at 18 s; g3 waits in
+# its throttle queue (300 ms, the store's 90 ms) until 22 s.
+CAPS_TRACE = """\
+plan 7 guarantee t= 12.0 g3=800/-[cap 40]@150ms g4=400/143@150ms \
+g5=3200/640@150ms
+    g3 cap: domain load 0.95 >= border 0.90 -> 40.0 IOPS, 655360 B/s
+plan 7 guarantee t= 14.0 g3=640/-[cap 40]@300ms g4=400/143@90ms \
+g5=2560/640@90ms
+    g3 cap: held: g4 within 20 % of guarantee
+plan 7 guarantee t= 16.0 g3=640/-[cap 36]@300ms g4=400/143@90ms \
+g5=2560/640@90ms
+    g3 cap: domain load 0.95 >= border 0.90 -> 36.0 IOPS, 589824 B/s
+plan 7 guarantee t= 18.0 g3=624/-[cap 40]@300ms g4=400/143@90ms \
+g5=2560/640@90ms
+    g3 cap: no guarantee at risk; cap released -> 40.0 IOPS, 655360 B/s
+plan 7 guarantee t= 20.0 g3=672/-[cap 40]@300ms g4=400/143@90ms \
+g5=2560/640@90ms
+plan 7 guarantee t= 22.0 g3=672/-[cap 40]@150ms g4=400/143@90ms \
+g5=2560/640@90ms
+"""
+
+
+class TestCapPasses(testtools.TestCase):
+
+    def _passes(self, trace=CAPS_TRACE):
+        return report.cap_passes(report.parse_trace(io.StringIO(trace)),
+                                 _doc(19, {7: {}}, overbooked=False))
+
+    def test_each_interval_against_a_cap_by_the_decision_before(self):
+        # 14 s ran under a cap first set at 12 s (nothing to compare),
+        # 22 s waited in no throttle queue (150 ms, under 2 x 90).
+        passes = self._passes()
+        self.assertEqual([(16.0, 'kept'), (18.0, 'cut'), (20.0, 'raised')],
+                         [(p.end_s, p.change) for p in passes])
+        self.assertEqual([1.0, 624 / 576.0, 672 / 640.0],
+                         [p.ratio for p in passes])
+
+    def test_a_cap_changed_without_naming_it_is_left_out(self):
+        # A renew raised to the defended level names no cap: the line
+        # shows 41 after the hold at 14 s, so neither 16 s nor the cut
+        # after it has an exact cap to compare with.
+        trace = CAPS_TRACE.replace('t= 14.0 g3=640/-[cap 40]',
+                                   't= 14.0 g3=640/-[cap 41]')
+        self.assertNotEqual(CAPS_TRACE, trace)
+        self.assertEqual([20.0], [p.end_s for p in self._passes(trace)])
+
+    def test_table_by_decision(self):
+        text = report.cap_passes_table(self._passes())
+        self.assertRegex(text, r'kept +1 +1\.000 +1\.000')
+        self.assertRegex(text, r'raised +1 +1\.050')
+        self.assertRegex(text, r'cut +1 +1\.083')
+
+
 class TestReportCommand(testtools.TestCase):
     """``iothrottle-bench report`` on run files in a temporary
     directory."""
@@ -592,6 +646,23 @@ class TestReportCommand(testtools.TestCase):
         self.assertIn('== %s' % path, text)
         self.assertIn('learned capacity falls: 2, 1 on a reading', text)
         self.assertNotIn('tighten', text)             # no --losses
+
+    def test_caps_reads_each_trace_and_sums_the_runs(self):
+        doc = _fixed(_doc(19, {7: {
+            'none': (_summary(140), {}),
+            'guarantee': (_summary(140), {'satisfied': True})}},
+            overbooked=False))
+        paths = [self._write('r%d.json' % i, json.dumps(doc))
+                 for i in (1, 2)]
+        for i in (1, 2):
+            self._write('r%d.trace' % i, CAPS_TRACE)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(0, bench.main(['report'] + paths + ['--caps']))
+        text = out.getvalue()
+        self.assertEqual(3, text.count('what a guest pushing against'))
+        self.assertRegex(text, r'== all runs\n.*\n.*\nkept +2 ')
+        self.assertNotIn('learned capacity falls', text)   # no --falls
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()
