@@ -33,6 +33,22 @@ def decide(disks, state=None, capacity=STORE, tunables=None):
     return policy.decide(view, state or policy.initial_state())
 
 
+def set_for(iops, interval_s=5.0):
+    """The cap a cut sets so that its disk completes ``iops`` over the
+    interval after it: a changed cap lets ``CHANGE_BURST_S`` of itself
+    and one request through at once."""
+    return ((iops - 1.0 / interval_s)
+            / (1 + guarantee.CHANGE_BURST_S / interval_s))
+
+
+def completes(cap_iops, interval_s=5.0):
+    """What a disk pushing against a cap changed to ``cap_iops``
+    completes over the interval after the change (``set_for``'s
+    inverse)."""
+    return (cap_iops * (1 + guarantee.CHANGE_BURST_S / interval_s)
+            + 1.0 / interval_s)
+
+
 def by_name(outcome):
     return {d.instance_uuid: d for d in outcome.decisions}
 
@@ -99,8 +115,10 @@ class TestTighten(testtools.TestCase):
         self.assertEqual({'vm1'}, set(decisions))
         cap = decisions['vm1'].cap
         # Deficit: vm2 lacks 0.10 x 1.2 - 0.05 = 0.07 of the store.
-        self.assertAlmostEqual(75.0, cap.iops, places=3)
-        self.assertAlmostEqual(75.0 * KB64, cap.bytes_sec, places=0)
+        # Set so that it completes 75 over the interval after the cut.
+        self.assertAlmostEqual(set_for(75.0), cap.iops, places=3)
+        self.assertAlmostEqual(set_for(75.0) * KB64, cap.bytes_sec,
+                               places=0)
         self.assertEqual(30.0, decisions['vm1'].lease_s)
         self.assertIn('vm2', decisions['vm1'].reason)
 
@@ -113,11 +131,41 @@ class TestTighten(testtools.TestCase):
         disks = [disk('b', 49, 0.1, cap=cap),
                  disk('v', 9.6, 0.1, min_iops=10), disk('f', 40, 0.1)]
         out = decide(disks, state=guarantee.DomainState(0.010))
-        self.assertAlmostEqual(45 - 2.4, by_name(out)['b'].cap.iops)
+        self.assertAlmostEqual(set_for(45 - 2.4), by_name(out)['b'].cap.iops)
         # Under its cap, the cut is taken from what it does.
         disks[0] = disk('b', 44, 0.1, cap=cap)
         out = decide(disks, state=guarantee.DomainState(0.010))
-        self.assertAlmostEqual(44 - 2.4, by_name(out)['b'].cap.iops)
+        self.assertAlmostEqual(set_for(44 - 2.4), by_name(out)['b'].cap.iops)
+
+    def test_a_cut_sets_its_cap_under_what_it_lets_through(self):
+        # QEMU zeroes its throttle buckets when a limit changes, and a
+        # bucket with no burst set holds a tenth of a second of its
+        # limit: over a 2 s interval a cap changed to c passes 1.05 c
+        # and one request.  The cut that frees what v lacks (12 - 9.6 =
+        # 2.4 of b's 60) is set at (57.6 - 0.5) / 1.05 = 54.38, which
+        # passes 57.6; set at 57.6, it would pass 61, more than before.
+        disks = [disk('b', 60, 0.1), disk('v', 9.6, 0.1, min_iops=10),
+                 disk('f', 20, 0.02)]
+        disks = [dataclasses.replace(d, sample=dataclasses.replace(
+            d.sample, interval_s=2.0)) for d in disks]
+        out = decide(disks, state=guarantee.DomainState(0.010))
+        d = by_name(out)['b']
+        self.assertAlmostEqual(54.381, d.cap.iops, places=3)
+        self.assertAlmostEqual(57.6, completes(d.cap.iops, 2.0), places=6)
+        self.assertIn('cut by 0.024, and by 0.032 for what a changed '
+                      'cap lets through', d.reason)
+
+    def test_what_a_changed_cap_lets_through_never_cuts_a_floor(self):
+        # A guaranteed donor cut to its defended level (floor 40 x 1.05)
+        # is set there: the burst its change lets through is its own
+        # surplus, not its floor.
+        disks = [disk('g', 45, 0.1, min_iops=40),
+                 disk('v', 5, 0.2, min_iops=10)]
+        out = decide(disks, state=guarantee.DomainState(0.010))
+        d = by_name(out)['g']
+        self.assertAlmostEqual(42.0, d.cap.iops, places=6)
+        self.assertIn('and by 0.000 for what a changed cap lets through',
+                      d.reason)
 
     def test_defends_a_floor_before_noise_breaks_it(self):
         # vm2 gets 103 % of its floor and wants more on a saturated
@@ -296,7 +344,8 @@ class TestTighten(testtools.TestCase):
                       disk('vm3', 14, 1 / 14.0, min_iops=20)])
         d = by_name(out)
         self.assertNotIn('vm3', d)
-        self.assertAlmostEqual(60 - 10, d['vm1'].cap.iops, places=3)
+        self.assertAlmostEqual(set_for(60 - 10), d['vm1'].cap.iops,
+                               places=3)
         self.assertAlmostEqual(30.0, d['vm2'].cap.iops, places=3)
         self.assertIn('held at its rate', d['vm2'].reason)
 
@@ -381,8 +430,10 @@ class TestTighten(testtools.TestCase):
         # Deficit 0.40 x 1.2 - 0.02 = 0.46, taken from the excess over
         # the minimum cap (0.10): (0.35 - lam) + (0.35 - 3 lam) = 0.46.
         lam = 0.06
-        self.assertAlmostEqual(10 + lam * 100, caps['vm1'], places=3)
-        self.assertAlmostEqual(10 + 3 * lam * 100, caps['vm2'], places=3)
+        self.assertAlmostEqual(set_for(10 + lam * 100), caps['vm1'],
+                               places=3)
+        self.assertAlmostEqual(set_for(10 + 3 * lam * 100), caps['vm2'],
+                               places=3)
 
     def test_small_request_burst_is_seen_as_load(self):
         # Seed 000 section 5.2: a 4 KB burst barely moves bandwidth yet
@@ -422,12 +473,13 @@ class TestEscalation(testtools.TestCase):
                  disk('vm3', 10, 0.04)]
         first = by_name(decide(disks))['vm1'].cap.iops
         out = decide(disks, state=guarantee.DomainState(tighten_streak=1))
-        self.assertAlmostEqual(82 - 2 * (82 - first),
+        first = completes(first)
+        self.assertAlmostEqual(set_for(82 - 2 * (82 - first)),
                                by_name(out)['vm1'].cap.iops, places=6)
         self.assertEqual(2, out.state.tighten_streak)
         capped = decide(disks, state=guarantee.DomainState(
             tighten_streak=9))
-        self.assertAlmostEqual(82 - 8 * (82 - first),
+        self.assertAlmostEqual(set_for(82 - 8 * (82 - first)),
                                by_name(capped)['vm1'].cap.iops, places=6)
 
     def test_a_cut_that_has_not_acted_yet_is_not_doubled(self):
@@ -1914,18 +1966,19 @@ class TestDemandBound(testtools.TestCase):
         served = (('p/vda', 20, 0.03),)
         unmarked = decide(disks, state=guarantee.DomainState(
             0.010, served=served))
-        self.assertAlmostEqual(75 - 14.2, by_name(unmarked)['f'].cap.iops)
+        self.assertAlmostEqual(set_for(75 - 14.2),
+                               by_name(unmarked)['f'].cap.iops)
         out = decide(disks, state=guarantee.DomainState(
             0.010, served=served, demand_bound=(('p/vda', 20.0),)))
         self.assertEqual((), out.state.demand_bound)
-        self.assertAlmostEqual(75 - 7, by_name(out)['f'].cap.iops)
+        self.assertAlmostEqual(set_for(75 - 7), by_name(out)['f'].cap.iops)
         self.assertIn('p (65 % of guarantee, 0.68 in flight, short of '
                       'its demand of 20.0 IOPS)',
                       by_name(out)['f'].reason)
         # Marked over its floor, the floor is what it lacks, as before.
         out = decide(disks, state=guarantee.DomainState(
             0.010, served=served, demand_bound=(('p/vda', 30.0),)))
-        self.assertAlmostEqual(75 - 14.2, by_name(out)['f'].cap.iops)
+        self.assertAlmostEqual(set_for(75 - 14.2), by_name(out)['f'].cap.iops)
         self.assertNotIn('short of its demand', by_name(out)['f'].reason)
 
     def test_a_marked_guest_at_its_depth_lacks_its_demand_not_its_floor(
@@ -1938,12 +1991,12 @@ class TestDemandBound(testtools.TestCase):
         served = (('p/vda', 8, 0.116),)
         out = decide(disks, state=guarantee.DomainState(
             0.010, served=served, demand_bound=(('p/vda', 8.0),)))
-        self.assertAlmostEqual(75 - 1.6, by_name(out)['f'].cap.iops)
+        self.assertAlmostEqual(set_for(75 - 1.6), by_name(out)['f'].cap.iops)
         self.assertIn('short of its demand of 8.0 IOPS',
                       by_name(out)['f'].reason)
         unmarked = decide(disks, state=guarantee.DomainState(
             0.010, served=served))
-        self.assertAlmostEqual(75 - 4.96,
+        self.assertAlmostEqual(set_for(75 - 4.96),
                                by_name(unmarked)['f'].cap.iops)
 
     def test_a_guest_that_wanted_no_more_is_cut_for_what_it_lacks_of_it(
@@ -1955,7 +2008,7 @@ class TestDemandBound(testtools.TestCase):
         disks = [disk('f', 75, 0.04), disk('p', 17, 0.04, min_iops=26)]
         out = decide(disks, state=guarantee.DomainState(
             0.010, served=(('p/vda', 20, 0.02),)))
-        self.assertAlmostEqual(75 - 7, by_name(out)['f'].cap.iops)
+        self.assertAlmostEqual(set_for(75 - 7), by_name(out)['f'].cap.iops)
         self.assertIn('short of its demand of 20.0 IOPS',
                       by_name(out)['f'].reason)
         # Doing more than that rate (by more than a request of the 5 s
@@ -1964,7 +2017,7 @@ class TestDemandBound(testtools.TestCase):
         disks = [disk('f', 75, 0.04), disk('p', 22, 0.04, min_iops=26)]
         out = decide(disks, state=guarantee.DomainState(
             0.010, served=(('p/vda', 20, 0.02),)))
-        self.assertAlmostEqual(75 - (26 * 1.2 - 22),
+        self.assertAlmostEqual(set_for(75 - (26 * 1.2 - 22)),
                                by_name(out)['f'].cap.iops)
         self.assertNotIn('short of its demand', by_name(out)['f'].reason)
 
