@@ -397,6 +397,35 @@ Each interval, for one storage domain:
    disk of large requests runs a few per cent over its cap); taken
    from the load, a cut under the overshoot left the cap where it
    was.
+   A cut is set under the load it frees to by what the change itself
+   lets through (``_net_of_burst``).  QEMU empties its throttle
+   buckets whenever a limit changes (``throttle_config`` zeroes their
+   levels), and a bucket with no burst set holds a tenth of a second
+   of its limit (``CHANGE_BURST_S``), so over the interval of ``T``
+   seconds after a change a disk pushing against a cap of ``c``
+   requests/s completes ``c (1 + 0.1 / T) + 1 / T`` of them a second;
+   under a cap a decision kept it completes ``c``.  On the bench's 2 s
+   interval a donor at 26.7 requests/s cut by 2.1 to 24.6 passes 24.6
+   x 1.05 + 0.5 = 26.3 the interval after, 0.4 under what it did: the
+   cut frees a fifth of what it was sized for.  Set at (24.6 - 0.5) /
+   1.05 = 22.95, it passes the 24.6 it was cut to.  Measured over the
+   95 runs before it (``cd doc/scenario-runs; iothrottle-bench report
+   2026-11-29-*.json 2026-11-30-seed*-{drained,head}.json --caps``): a
+   guest waiting in its own throttle queue completed
+   1.000 x its cap (median, 3148 intervals) after a decision that kept
+   the cap, 1.049 (2054) after one that raised it and 1.098 (745)
+   after a cut, whose rest is what the store still held, admitted
+   under the old cap (``_cuts_felt``).  Scenario plan 7 of seed 7
+   (``2026-11-30-seed7-drained``): two bursters cut from 53.5 to 42.3
+   requests/s over three intervals completed 55, 55 and 49, and a 64
+   KB guest at one request in flight fell to 82 % of its floor.  At
+   the default 5 s interval the burst is 2 % of the cap and a request
+   an interval.  Never under the donor's lowest cut (its defended
+   level, or the minimum cap): what a guaranteed donor's change lets
+   through comes out of its surplus, not its floor.  A release's
+   first interval passes its burst too (1.049): the room, knee and
+   budget bounds read a release as the cap it sets, which is a few
+   per cent under what it lets through once.
    On the closed-loop fluid store this settles seed 000's plan in one
    interval at 100 % utilisation, where the sum of shortfalls alone,
    with no competitor held, took four.
