@@ -425,7 +425,14 @@ Each interval, for one storage domain:
    through comes out of its surplus, not its floor.  A release's
    first interval passes its burst too (1.049): the room, knee and
    budget bounds read a release as the cap it sets, which is a few
-   per cent under what it lets through once.
+   per cent under what it lets through once.  Measured on five draws,
+   each run with the controller before it and then with it on one
+   machine (doc/scenarios.rst, "What a changed cap lets through"):
+   floors 33 of 34 plans that fit in both, totals 31 against 30,
+   overbooked plans at 95 % of every share 8 of 16 against 7, the
+   requests lost against ``none`` on the plans that fit 216
+   requests/s-intervals against 283 - within what two runs differ by,
+   and no bar lost to it.
    On the closed-loop fluid store this settles seed 000's plan in one
    interval at 100 % utilisation, where the sum of shortfalls alone,
    with no competitor held, took four.
