@@ -582,6 +582,26 @@ class TestReportCommand(testtools.TestCase):
             f.write(text)
         return path
 
+    def _fitting_runs(self, seed, index, none_iops, got_iops, trace):
+        """Two runs of plan ``index`` of ``seed`` that fits, both traced
+        by ``trace``: their JSON paths."""
+        doc = _fixed(_doc(seed, {index: {
+            'none': (_summary(none_iops), {}),
+            'guarantee': (_summary(got_iops), {'satisfied': True})}},
+            overbooked=False))
+        paths = [self._write('r%d.json' % k, json.dumps(doc))
+                 for k in (1, 2)]
+        for k in (1, 2):
+            self._write('r%d.trace' % k, trace)
+        return paths
+
+    def _report(self, argv):
+        """``iothrottle-bench report ARGV``'s output (it must exit 0)."""
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.assertEqual(0, bench.main(['report'] + argv))
+        return out.getvalue()
+
     def test_labelled_runs_and_their_traces(self):
         doc = _overbooked_run(19, 7, 0.84)
         doc['capacity_iops'] = 95.0
@@ -599,18 +619,8 @@ class TestReportCommand(testtools.TestCase):
         self.assertIn('requests/s completed', text)
 
     def test_losses_per_run_and_over_all(self):
-        doc = _fixed(_doc(11, {0: {
-            'none': (_summary(58), {}),
-            'guarantee': (_summary(50), {'satisfied': True})}},
-            overbooked=False))
-        paths = [self._write('r%d.json' % k, json.dumps(doc))
-                 for k in (1, 2)]
-        for k in (1, 2):
-            self._write('r%d.trace' % k, LOSS_TRACE)
-        out = io.StringIO()
-        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
-        self.assertEqual(0, bench.main(['report', '--losses'] + paths))
-        text = out.getvalue()
+        paths = self._fitting_runs(11, 0, 58, 50, LOSS_TRACE)
+        text = self._report(['--losses'] + paths)
         self.assertNotIn('cap/share', text)           # no --decompose
         self.assertEqual(3, text.count('plans under the totals bar'))
         all_runs = text[text.index('== all runs'):]
@@ -648,18 +658,8 @@ class TestReportCommand(testtools.TestCase):
         self.assertNotIn('tighten', text)             # no --losses
 
     def test_caps_reads_each_trace_and_sums_the_runs(self):
-        doc = _fixed(_doc(19, {7: {
-            'none': (_summary(140), {}),
-            'guarantee': (_summary(140), {'satisfied': True})}},
-            overbooked=False))
-        paths = [self._write('r%d.json' % i, json.dumps(doc))
-                 for i in (1, 2)]
-        for i in (1, 2):
-            self._write('r%d.trace' % i, CAPS_TRACE)
-        out = io.StringIO()
-        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
-        self.assertEqual(0, bench.main(['report'] + paths + ['--caps']))
-        text = out.getvalue()
+        paths = self._fitting_runs(19, 7, 140, 140, CAPS_TRACE)
+        text = self._report(paths + ['--caps'])
         self.assertEqual(3, text.count('what a guest pushing against'))
         self.assertRegex(text, r'== all runs\n.*\n.*\nkept +2 ')
         self.assertNotIn('learned capacity falls', text)   # no --falls
