@@ -884,8 +884,7 @@ CHANGES = ('kept', 'raised', 'cut')
 class CapPass:
     """One interval of a guest pushing against a cap: how the decision
     before it changed the cap (:data:`CHANGES`) and what the guest
-    completed over what the cap lets through (the tighter axis at the
-    plan's block size, ``_cap_kb_s``)."""
+    completed over what the cap lets through (``_tighter_kb_s``)."""
     plan: int
     end_s: float
     guest: str
@@ -925,14 +924,15 @@ def cap_passes(intervals, doc, policy='guarantee'):
         store_ms = [g.latency_ms for g in iv.guests.values()
                     if g.cap_iops is None and g.kb_s > 0]
         for name, g in iv.guests.items():
-            held = exact.get((iv.plan, name))
-            if held is None or not store_ms or \
+            (iops, bytes_sec), change = exact.get((iv.plan, name),
+                                                  ((None, None), None))
+            if change is None or not store_ms or \
                     g.latency_ms < PUSHING_LATENCY * max(store_ms):
                 continue
-            (iops, bytes_sec), change = held
-            block_kb = plan.guest(name).block_kb
-            out.append(CapPass(iv.plan, iv.end_s, name, change, g.kb_s / min(
-                iops * block_kb, bytes_sec / 1024.0)))
+            out.append(CapPass(iv.plan, iv.end_s, name, change,
+                               g.kb_s / _tighter_kb_s(
+                                   iops, plan.guest(name).block_kb,
+                                   bytes_sec / 1024.0)))
         set_now = _set_caps(iv)
         for name, g in iv.guests.items():
             key, last = (iv.plan, name), exact.get((iv.plan, name))
@@ -944,7 +944,7 @@ def cap_passes(intervals, doc, policy='guarantee'):
                 exact[key] = (last[0], 'kept')
             else:
                 exact.pop(key, None)
-    return [p for p in out if p.change is not None]
+    return out
 
 
 def cap_passes_table(passes):
@@ -989,9 +989,14 @@ def _cap_kb_s(guest, block_kb):
     counts two requests each, and then the bytes axis binds)."""
     if guest.cap_iops is None:
         return None
-    by_iops = guest.cap_iops * block_kb
-    return by_iops if guest.cap_kb_s is None else min(by_iops,
-                                                      guest.cap_kb_s)
+    return _tighter_kb_s(guest.cap_iops, block_kb, guest.cap_kb_s)
+
+
+def _tighter_kb_s(cap_iops, block_kb, cap_kb_s=None):
+    """KB/s a cap of ``cap_iops`` and ``cap_kb_s`` (None: the IOPS axis
+    alone) lets through at ``block_kb`` a request: the tighter axis."""
+    by_iops = cap_iops * block_kb
+    return by_iops if cap_kb_s is None else min(by_iops, cap_kb_s)
 
 
 def decompose_table(by_block, under):
