@@ -261,6 +261,15 @@ class Agent:
             else:
                 self.leases.release(decision.disk_id)
             raise
+        # Each change costs a burst the disk's statistics show and
+        # nothing else does: QEMU empties the throttle buckets whenever
+        # the limits change, and the interval after passes a tenth of a
+        # second of the new cap on top of it.
+        LOG.debug('cap of %s set live: %s (was %s); the interval after '
+                  'a change passes 0.1 s of the new cap on top of it',
+                  decision.disk_id, _cap_text(lease.cap),
+                  'uncapped' if previous is None
+                  else _cap_text(previous.cap))
 
     def _in_force(self, uuid, device, lease):
         """Whether the live limits still carry ``lease``'s cap; a disk
@@ -434,3 +443,10 @@ def next_tick(last_tick_s, interval_s, now_s):
     """The first tick ``last_tick_s + k * interval_s`` (k >= 1) > now_s."""
     ticks = max(1, int((now_s - last_tick_s) // interval_s) + 1)
     return last_tick_s + ticks * interval_s
+
+
+def _cap_text(cap):
+    """``cap`` as a log reads it: each axis it limits (0 is none)."""
+    axes = ['%.1f IOPS' % cap.iops if cap.iops else '',
+            '%.0f B/s' % cap.bytes_sec if cap.bytes_sec else '']
+    return ', '.join(a for a in axes if a)

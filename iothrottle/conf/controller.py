@@ -26,7 +26,12 @@ OPTS = [
     cfg.FloatOpt('interval_s',
                  default=5.0, min=0.5,
                  help='Seconds between two controller decisions; the '
-                      'samples cover this interval. Seed 000 used 5 s.'),
+                      'samples cover this interval. Seed 000 used 5 s. '
+                      'Every cap the controller changes lets 0.1 s of '
+                      'itself through at once (QEMU empties its throttle '
+                      'buckets on a change), 2 % of a 5 s interval and 5 '
+                      '% of a 2 s one: the shorter the interval, the more '
+                      'of a cut that burst takes back.'),
     cfg.FloatOpt('border_fraction',
                  default=0.9, min=0.1, max=1.0,
                  help='A storage domain counts as saturated when its load '

@@ -5,6 +5,7 @@ is passed in, so nothing sleeps.
 """
 
 import dataclasses
+import logging
 import threading
 import types
 
@@ -217,6 +218,21 @@ class TestStep(AgentTestCase):
         report = self.agent.step(1.0)
         self.assertEqual(model.Cap(300, 0), report.caps['a/vda'])
         self.assertEqual(model.Cap(90, 0), report.caps['b/vda'])
+
+    def test_each_cap_change_is_logged_with_the_cap_before_it(self):
+        debug = self.useFixture(fixtures.FakeLogger(
+            name='iothrottle.compute.agent', level=logging.DEBUG))
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+        self.agent.step(1.0)
+        self.agent.step(2.0)
+        self.policy.decide_for[SHARED] = [_cap('a', 90)]
+        self.agent.step(3.0)
+        changes = [line for line in debug.output.splitlines()
+                   if 'set live' in line]
+        self.assertEqual(['cap of a/vda set live: 120.0 IOPS (was '
+                          'uncapped)', 'cap of a/vda set live: 90.0 IOPS '
+                          '(was 120.0 IOPS)'],
+                         [line.split(';')[0] for line in changes])
 
     def test_renewal_with_same_cap_does_not_touch_libvirt(self):
         self.policy.decide_for[SHARED] = [_cap('a', 120)]
