@@ -481,18 +481,19 @@ Each interval, for one storage domain:
    shortfall must escalate the cut.  It must have had its chance,
    though: a cut acts once the store has completed what the donor had
    queued in it, a store latency's worth at its old rate, so a capped
-   disk that completes more than its cap (by over
-   ``CUT_FELT_TOLERANCE`` and one request) shows a cut that has not
-   acted yet, and the shortfall beside it says nothing of the cut's
-   size: that interval cuts again at the last gain, not twice it
-   (``_cuts_felt``).  Doubled regardless, on a store at 130-170 ms, a
-   burster cut from 36 to 30 IOPS that completed 33.5 the next interval
-   was cut to 22, and the store idled at 14-48 ms through the calm
-   intervals that followed, twice in one run (scenario plan 7 of seed 7
-   run three times longer, ``--stretch 3``: 0.965 of ``none``'s
-   requests, a paced guest's floor met in 88 % of intervals; 0.983 and
-   96 % with the test).  Not so on an overbooked domain: no cut goes
-   under a donor's share there, so an early doubling takes nothing the
+   disk that completes more than its cap (by over the burst a changed
+   cap lets through, ``CHANGE_BURST_S`` of it, and one request) shows
+   a cut that has not acted yet, and the shortfall beside it says
+   nothing of the cut's size: that interval cuts again at the last
+   gain, not twice it (``_cuts_felt``).  Doubled regardless, on a
+   store at 130-170 ms, a burster cut from 36 to 30 IOPS that
+   completed 33.5 the next interval was cut to 22, and the store
+   idled at 14-48 ms through the calm intervals that followed, twice
+   in one run (scenario plan 7 of seed 7 run three times longer,
+   ``--stretch 3``: 0.965 of ``none``'s requests, a paced guest's
+   floor met in 88 % of intervals; 0.983 and 96 % with the test).
+   Not so on an overbooked domain: no cut goes under a donor's share
+   there, so an early doubling takes nothing the
    shares do not allow, and its latency-bound victims need every
    interval.  Held back there too, the least shares of four overbooked
    plans of seeds 0 and 7 fell by 2.5-5.6 points, to 87-94 %.  Nor
@@ -1523,15 +1524,6 @@ MAX_ESCALATION = 3
 # (``_new_load``): the escalation restarts at x1.
 SHORTFALL_GROWTH = 1.25
 
-# How far over its cap a capped disk may complete (besides one request
-# of the count) and still count as held by it (``_cuts_felt``): the
-# burst a changed cap lets through at once (``CHANGE_BURST_S``), 5 % of
-# a 2 s interval.  More is what it was admitted before a cut: the
-# requests it had queued in the store complete after it (scenario plan
-# 7 of seed 7: 33.9 requests/s the interval after a cut to 30, the
-# store at 130 ms).
-CUT_FELT_TOLERANCE = 0.05
-
 # What a cap set anew lets through at once, in seconds of itself, on
 # top of one request: QEMU zeroes its throttle buckets whenever the
 # limits change (util/throttle.c, ``throttle_config``), and a bucket
@@ -1938,15 +1930,20 @@ def _cuts_felt(disks):
 
 
 def _over_cap(sample, cap):
-    """Whether a disk completed more than ``cap`` allows on either axis,
-    by over ``CUT_FELT_TOLERANCE`` and one request of the interval."""
+    """Whether a disk completed more than ``cap`` allows on either axis
+    by over what a changed cap lets through: ``CHANGE_BURST_S`` of
+    itself and one request, over the interval (5 % and half a request
+    a second on a 2 s interval, 2 % and a fifth on 5 s).  More is what
+    it was admitted before a cut: the requests it had queued in the
+    store complete after it (scenario plan 7 of seed 7: 33.9
+    requests/s the interval after a cut to 30, the store at 130 ms)."""
     one_iops = 1.0 / sample.interval_s
+    over = 1 + CHANGE_BURST_S / sample.interval_s
     one_bytes_sec = cost.mean_request_bytes(sample.iops,
                                             sample.bytes_sec) * one_iops
-    return ((cap.iops > 0 and sample.iops
-             > cap.iops * (1 + CUT_FELT_TOLERANCE) + one_iops)
-            or (cap.bytes_sec > 0 and sample.bytes_sec
-                > cap.bytes_sec * (1 + CUT_FELT_TOLERANCE) + one_bytes_sec))
+    return ((cap.iops > 0 and sample.iops > cap.iops * over + one_iops)
+            or (cap.bytes_sec > 0
+                and sample.bytes_sec > cap.bytes_sec * over + one_bytes_sec))
 
 
 def _at_cap(sample, cap):

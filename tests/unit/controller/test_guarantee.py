@@ -501,6 +501,20 @@ class TestEscalation(testtools.TestCase):
         self.assertIn('(x2)', by_name(out)['vm1'].reason)
         self.assertEqual(2, out.state.tighten_streak)
 
+    def test_a_cut_has_acted_once_its_disk_completes_only_the_burst(self):
+        # A changed cap lets 0.1 s of itself and one request through:
+        # 73 requests/s under a cap of 70 is more than that on a 5 s
+        # interval (71.6), a cut not yet acted, and the burst on a 2 s
+        # one (74), a cut that acted and whose shortfall doubles.
+        cap = model.Cap(iops=70, bytes_sec=70 * KB64)
+        disks = [disk('vm1', 73, 0.12, cap=cap),
+                 disk('vm2', 5, 0.2, min_iops=10), disk('vm3', 10, 0.04)]
+        state = guarantee.DomainState(tighten_streak=1)
+        self.assertIn('(x1)', by_name(decide(disks, state))['vm1'].reason)
+        on_2_s = [dataclasses.replace(d, sample=dataclasses.replace(
+            d.sample, interval_s=2.0)) for d in disks]
+        self.assertIn('(x2)', by_name(decide(on_2_s, state))['vm1'].reason)
+
     def test_a_shortfall_grown_by_new_load_is_not_doubled(self):
         # vm2 lacks 12 - 5 = 7 IOPS of its guard band's top.  Held by
         # its cap, vm1's cut has acted; had vm2 lacked 7 last interval
@@ -542,7 +556,7 @@ class TestEscalation(testtools.TestCase):
 
         def then(vm3_iops):
             return by_name(decide(
-                [disk('vm1', 64, 0.12, cap=cut), disks[1],
+                [disk('vm1', 62, 0.12, cap=cut), disks[1],
                  disk('vm3', vm3_iops, 0.04)],
                 state=first.state))['vm1'].reason
         # vm2 lacks as much as before.  vm3 took 5 of the 7 freed: the
