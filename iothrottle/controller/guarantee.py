@@ -802,9 +802,11 @@ Each interval, for one storage domain:
    border the wait stays: a release there is paid for by the floors'
    surplus, and the calm intervals show it lasts.  Ending it below the
    border for floors that want more too, the release then paid for by
-   their surplus as at the border, never acted on two draws
+   their surplus as at the border, did not act on its two draws
    (2026-11-30, doc/scenarios.rst, "Two release rules measured and not
-   kept"): every calm hold left was at the border or overbooked.
+   kept"): the calm holds that lose are at the border, and its case
+   comes up in an interval or two of a draw (seed 59 plan 7 at 8 s in
+   other runs of it), where its gain is unmeasured.
    What a release calls the border is the load border, or a latency
    that shows queueing: over ``latency_factor`` x the baseline, or,
    before a baseline, over the 30 ms threshold *and* that multiple of
