@@ -29,6 +29,7 @@ from oslo_log import log as logging
 from iothrottle.compute import leases as leases_mod
 from iothrottle.controller import domain as domain_mod
 from iothrottle.controller import model
+from iothrottle import throttle_status
 
 LOG = logging.getLogger(__name__)
 
@@ -446,7 +447,5 @@ def next_tick(last_tick_s, interval_s, now_s):
 
 
 def _cap_text(cap):
-    """``cap`` as a log reads it: each axis it limits (0 is none)."""
-    axes = ['%.1f IOPS' % cap.iops if cap.iops else '',
-            '%.0f B/s' % cap.bytes_sec if cap.bytes_sec else '']
-    return ', '.join(a for a in axes if a)
+    """``cap`` as the operator's status reads it (``format_cap``)."""
+    return throttle_status.format_cap(cap.iops, cap.bytes_sec)

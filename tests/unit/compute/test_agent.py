@@ -229,9 +229,9 @@ class TestStep(AgentTestCase):
         self.agent.step(3.0)
         changes = [line for line in debug.output.splitlines()
                    if 'set live' in line]
-        self.assertEqual(['cap of a/vda set live: 120.0 IOPS (was '
-                          'uncapped)', 'cap of a/vda set live: 90.0 IOPS '
-                          '(was 120.0 IOPS)'],
+        self.assertEqual(['cap of a/vda set live: 120 IOPS (was '
+                          'uncapped)', 'cap of a/vda set live: 90 IOPS '
+                          '(was 120 IOPS)'],
                          [line.split(';')[0] for line in changes])
 
     def test_renewal_with_same_cap_does_not_touch_libvirt(self):
