@@ -501,10 +501,10 @@ Each interval, for one storage domain:
    ``--stretch 3``: 0.965 of ``none``'s requests, a paced guest's
    floor met in 88 % of intervals; 0.983 and 96 % with the test).
    Not so on an overbooked domain: no cut goes under a donor's share
-   there, so an early doubling takes nothing the
-   shares do not allow, and its latency-bound victims need every
-   interval.  Held back there too, the least shares of four overbooked
-   plans of seeds 0 and 7 fell by 2.5-5.6 points, to 87-94 %.  Nor
+   there, so an early doubling takes nothing the shares do not allow,
+   and its latency-bound victims need every interval.  Held back
+   there too, the least shares of four overbooked plans of seeds 0
+   and 7 fell by 2.5-5.6 points, to 87-94 %.  Nor
    is a deficit doubled that grew: when the victims lack more than
    ``SHORTFALL_GROWTH`` (1.25) times what they lacked of the tops of
    their guard bands at the last tightening interval, load arrived
@@ -1951,13 +1951,22 @@ def _over_cap(sample, cap):
     it was admitted before a cut: the requests it had queued in the
     store complete after it (scenario plan 7 of seed 7: 33.9
     requests/s the interval after a cut to 30, the store at 130 ms)."""
-    one_iops = 1.0 / sample.interval_s
-    over = 1 + CHANGE_BURST_S / sample.interval_s
-    one_bytes_sec = cost.mean_request_bytes(sample.iops,
-                                            sample.bytes_sec) * one_iops
-    return ((cap.iops > 0 and sample.iops > cap.iops * over + one_iops)
-            or (cap.bytes_sec > 0
-                and sample.bytes_sec > cap.bytes_sec * over + one_bytes_sec))
+    interval_s = sample.interval_s
+    request_bytes = cost.mean_request_bytes(sample.iops, sample.bytes_sec)
+    return ((cap.iops > 0 and sample.iops
+             > _passed_after_change(cap.iops, 1.0, interval_s))
+            or (cap.bytes_sec > 0 and sample.bytes_sec
+                > _passed_after_change(cap.bytes_sec, request_bytes,
+                                       interval_s)))
+
+
+def _passed_after_change(limit, one_request, interval_s):
+    """What a limit set anew (per second, on either axis) lets through
+    over the ``interval_s`` after it: ``CHANGE_BURST_S`` of itself and
+    ``one_request`` at once on top of it (``_net_of_burst`` is its
+    inverse)."""
+    return (limit * (1 + CHANGE_BURST_S / interval_s)
+            + one_request / interval_s)
 
 
 def _at_cap(sample, cap):
