@@ -38,6 +38,11 @@ doc/scenario-runs/:
   run of the draw: what a rule did where it acted, set against runs
   where it did not, rather than over whole plans that two runs of the
   same code move by as much.
+- ``paced_rates`` (with the traces): what each uncapped guest whose
+  processes all run paced did of its demand in the scored intervals,
+  against its latency over its period, by the decisions in force: the
+  controller's latency limit for a guest at its depth
+  (``guarantee.depth_latency_s``) read off the runs.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -59,6 +64,10 @@ UNDER_SHARE = scenarios.TARGET_OVERBOOKED_SHARE
 # A capped guest doing at least this fraction of its cap is held by it:
 # the controller's own reading.
 HELD_BY_CAP = guarantee.AT_CAP_FRACTION
+
+# What ``paced_table`` counts as a paced guest keeping its pace: the
+# fraction of its demand the floors bar asks of a need.
+TARGET_PACED = scenarios.TARGET_SATISFIED
 
 # The targets in the order the README names them, with the word a row
 # uses for each.
@@ -650,6 +659,94 @@ def losses_text(by_bar, target=scenarios.TARGET_TOTAL_VS_NONE):
                      'by the decision in force, plans that fit:'),
         losses_table(by_bar.get(True, {}), 'the same, plans under the '
                      'totals bar (%.0f %% of none):' % (target * 100)))
+
+
+# -- paced streams ---------------------------------------------------------
+
+# The bins of a paced process's latency utilisation ``rho`` that
+# ``paced_table`` prints: its latency over its period (``procs /
+# demand``).  A synchronous process paced by deadlines keeps its pace
+# while ``rho`` < 1 and makes ``1 / rho`` of it over 1
+# (``testbed/loadgen.c``), which is the controller's latency limit for a
+# guest at its depth (``guarantee.depth_latency_s``); the bins are
+# finest where a release's latency margin sets it, 0.6-1.
+PACED_BINS = (0.0, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2)
+
+# The columns of ``paced_table``: the decisions in force over an
+# interval, grouped as the latency margin sees them (a release raises
+# the latency of the interval it governs, a cut lowers it).
+PACED_GROUPS = (('release', ('release', 'lift')), ('tighten', ('tighten',)),
+                ('other', ('floor hold', 'calm hold', 'other hold', 'other',
+                           'no cap')))
+
+
+@dataclasses.dataclass(frozen=True)
+class PacedRate:
+    """One uncapped guest whose processes are all paced, over one scored
+    interval: its per-process latency utilisation ``rho`` (latency x
+    demand / processes) and what it did of its demand."""
+    rho: float
+    got_share: float
+    in_force: str         # the kind of the decisions made before it
+
+
+def paced_rates(intervals, doc, policy='guarantee'):
+    """:class:`PacedRate` of every uncapped guest of ``policy``'s scored
+    intervals (plans that fit or not) whose processes all run paced:
+    how a paced stream's rate follows its latency, by the decisions in
+    force over the interval (those made at the end of the one before,
+    as :func:`losses` reads them)."""
+    decided = {iv.at: iv.decided for iv in intervals
+               if iv.policy == policy}
+    last_end = {}
+    out = []
+    for iv, plan in _with_plans(intervals, doc):
+        if iv.policy != policy:
+            continue
+        before = last_end.get(iv.plan)
+        last_end[iv.plan] = round(iv.end_s, 1)
+        if not scenarios.counted(plan, iv):
+            continue
+        in_force = interval_kind(decided.get((iv.plan, before), ()))
+        streams = plan.streams_at(iv.end_s - plan.interval_s / 2)
+        for name, g in iv.guests.items():
+            running = streams.get(name, ())
+            if (g.cap_iops is not None or not running
+                    or any(s.rate_kb_s <= 0 for s in running)):
+                continue
+            demand_kb_s = sum(s.rate_kb_s for s in running)
+            demand_iops = demand_kb_s / plan.guest(name).block_kb
+            out.append(PacedRate(
+                rho=g.latency_ms / 1e3 * demand_iops / len(running),
+                got_share=g.kb_s / demand_kb_s, in_force=in_force))
+    return out
+
+
+def paced_table(rates, bins=PACED_BINS):
+    """:func:`paced_rates` by ``rho`` bin (rows; the last open-ended)
+    and by the decisions in force (:data:`PACED_GROUPS`, columns): how
+    many, their mean share of their demand, and how many of them did
+    at least 95 % of it."""
+    groups = [('all', None)] + list(PACED_GROUPS)
+    lines = ['paced uncapped guests, scored intervals: what each did of '
+             'its demand by rho = latency x demand / processes, by the '
+             'decisions in force (n, mean, at 95 % or more)',
+             '%-9s' % 'rho' + ''.join('%22s' % name for name, _ in groups)]
+    edges = list(bins) + [None]
+    for low, high in zip(edges, edges[1:]):
+        label = ('%.1f-%.1f' % (low, high) if high is not None
+                 else '%.1f-' % low)
+        cells = []
+        for _, kinds in groups:
+            got = [r.got_share for r in rates
+                   if r.rho >= low and (high is None or r.rho < high)
+                   and (kinds is None or r.in_force in kinds)]
+            cells.append('%22s' % (
+                '-' if not got else '%5d %5.3f %4.0f%%' % (
+                    len(got), statistics.fmean(got),
+                    100 * sum(x >= TARGET_PACED for x in got) / len(got))))
+        lines.append('%-9s' % label + ''.join(cells))
+    return '\n'.join(lines)
 
 
 # -- acted -----------------------------------------------------------------

@@ -22,8 +22,8 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses] [--acted PATTERN] [--falls] [--caps]`` prints the tables of
-finished scenario runs from their JSON (and traces; see
+[--losses] [--acted PATTERN] [--falls] [--caps] [--paced]`` prints the
+tables of finished scenario runs from their JSON (and traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
@@ -297,6 +297,12 @@ def parse_args(argv):
                         'the domain line, else the uncapped guests\' '
                         'latency and requests/s), and which of them read '
                         'as a queue that drained')
+    r.add_argument('--paced', action='store_true',
+                   help='also read each run\'s trace and print, over all '
+                        'runs given, what the uncapped guests whose '
+                        'processes all run paced did of their demand in '
+                        'the scored intervals, by their latency over '
+                        'their period and by the decisions in force')
     r.add_argument('--caps', action='store_true',
                    help='also read each run\'s trace and print what the '
                         'guests pushing against their caps completed over '
@@ -675,9 +681,9 @@ def run_report(args, out):
     if noise:
         out.write(noise + '\n')
     if not (args.decompose or args.losses or args.acted or args.falls
-            or args.caps):
+            or args.caps or args.paced):
         return 0
-    summed, traced, passes = {}, [], []
+    summed, traced, passes, paced = {}, [], [], []
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
@@ -688,6 +694,9 @@ def run_report(args, out):
         if args.acted:
             traced.append((label, doc, intervals, scenario_report.acted_at(
                 intervals, args.acted, args.policy)))
+        if args.paced:
+            paced.extend(scenario_report.paced_rates(intervals, doc,
+                                                     args.policy))
         if not (args.decompose or args.losses or args.falls
                 or args.caps):
             continue
@@ -714,6 +723,8 @@ def run_report(args, out):
     if args.losses and len(runs) > 1:
         out.write('\n== all runs\n%s\n'
                   % scenario_report.losses_text(summed))
+    if args.paced:
+        out.write('\n%s\n' % scenario_report.paced_table(paced))
     if args.acted:
         out.write('\n%s\n' % scenario_report.acted_table(
             scenario_report.acted(traced, args.policy),

@@ -309,6 +309,44 @@ class TestLosses(_FitsCase):
         self.assertEqual(1, one[True]['tighten'].intervals)
 
 
+class TestPacedRates(_FitsCase):
+    """LOSS_TRACE's plan (seed 11 plan 0): g2 (16 KB) paced at 188.78
+    KB/s and g6 (4 KB) at 45.4 KB/s, one process each; g1 the burster."""
+
+    trace = LOSS_TRACE
+
+    def test_uncapped_paced_guests_of_scored_intervals_only(self):
+        rates = report.paced_rates(self.intervals, self.doc)
+        # 2 and 4 s settle after the start; g1 is capped at 6 and 8 s and
+        # unpaced at 10 s; 'none' is another policy.
+        self.assertEqual(6, len(rates))
+        self.assertEqual(['calm hold', 'calm hold', 'release', 'release',
+                          'lift', 'lift'], [r.in_force for r in rates])
+        g2_at_6 = rates[0]
+        self.assertAlmostEqual(0.096 * 188.78 / 16, g2_at_6.rho, places=3)
+        self.assertAlmostEqual(174 / 188.78, g2_at_6.got_share, places=3)
+
+    def test_another_policy_reads_its_own_intervals(self):
+        rates = report.paced_rates(self.intervals, self.doc, policy='none')
+        # none ran nothing capped: g2 and g6 at 6, 8 and 10 s, no
+        # decision in force.
+        self.assertEqual(6, len(rates))
+        self.assertEqual({'no cap'}, {r.in_force for r in rates})
+
+    def test_table_by_rho_and_decisions_in_force(self):
+        text = report.paced_table(report.paced_rates(self.intervals,
+                                                     self.doc))
+        rows = {line.split()[0]: line for line in text.splitlines()[2:]}
+        # At 8 and 10 s (a release, then a lift, in force) g2 ran at rho
+        # 0.944 and g6 at 0.908, at 0.922 and 0.881 of their demands;
+        # at 6 s (a calm hold) g6 at 0.908 and g2 at 1.133.
+        self.assertRegex(rows['0.9-1.0'],
+                         r'^0.9-1.0 +5 0.897 +0% +4 0.901 +0% +- +1 0.881')
+        self.assertRegex(rows['1.0-1.2'], r' 1 0.922 +0% +- +- +1 0.922')
+        self.assertTrue(rows['1.2-'].rstrip().endswith('-'))
+        self.assertEqual(len(report.PACED_BINS), len(rows))
+
+
 # TRACE as another run of the same plan: g4 short at 18 s too, further.
 OTHER_TRACE = TRACE.replace('g4=120/143[cap 18]@200ms',
                             'g4=100/143[cap 18]@200ms').replace(
@@ -663,6 +701,13 @@ class TestReportCommand(testtools.TestCase):
         self.assertEqual(3, text.count('what a guest pushing against'))
         self.assertRegex(text, r'== all runs\n.*\n.*\nkept +2 ')
         self.assertNotIn('learned capacity falls', text)   # no --falls
+
+    def test_paced_sums_the_runs(self):
+        paths = self._fitting_runs(11, 0, 58, 50, LOSS_TRACE)
+        text = self._report(paths + ['--paced'])
+        self.assertEqual(1, text.count('paced uncapped guests'))
+        self.assertRegex(text, r'\n0.9-1.0 +10 0.897 ')     # both runs
+        self.assertNotIn('requests lost against none', text)  # no --losses
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()
