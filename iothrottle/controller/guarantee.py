@@ -653,6 +653,25 @@ Each interval, for one storage domain:
    0.946 before) and seed 3 plan 2 0.968 (0.961), no floor was missed
    after a release a shown depth sized, and the bars moved by what two
    runs of one controller do (floors 56 of 58, totals 50 against 48).
+   The limit is the testbed's paced guest as it is built: each process
+   sends one request at a time on deadlines ``procs / demand`` apart
+   and drops a slot it is late for (``testbed/loadgen.c``), so it keeps
+   its pace while its latency is under that period and makes ``1 /
+   rho`` of it over (``rho`` the latency over the period).  Read off
+   the 352 stored runs (``iothrottle-bench report --paced``, 2026-11-30),
+   uncapped paced guests in scored intervals did 0.996-1.001 of their
+   demand on average at every ``rho`` under 0.9 (31,000 guest-intervals),
+   0.982 at 0.9-1, 0.884 at 1-1.2.  In the interval a release governs
+   they did less at the same mean latency: 0.983, 0.974 and 0.957 at
+   0.7-0.8, 0.8-0.9 and 0.9-1 (at 95 % of their demand or more in 89,
+   83 and 61 % of them), where the other intervals with no cut in
+   force did 1.001, 1.001 and 0.988 (97, 98, 91 %): a release's
+   interval starts with the burst a raised cap lets through and ends
+   with the queue it grew, and a mean over requests weighs the slow
+   part of it least.  The guard band puts a guest whose need is its
+   demand at ``rho`` 1 / 1.2 = 0.83, in the band a release still
+   keeps at 0.97 of its pace on average; a band of 0.1 (``rho`` 0.91)
+   would put it where a release's interval keeps 0.957.
    What its latency becomes as the caps grow is read two ways, and
    the lesser reading is taken.  A bound: at the border the store runs at its
    full rate
