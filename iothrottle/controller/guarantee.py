@@ -829,9 +829,9 @@ Each interval, for one storage domain:
    more; for a floor that does, a burster that took a cut's room, it
    held caps at the cut while neighbours stopped.  Scenario plan 7 of
    seed 59 at 8 s: a burster capped at 19-23 IOPS at 6 s, the floor
-   beside it at 7.0-7.6 MB/s of a 1.9 MB/s floor and wanting more, the
+   beside it at 6.9-7.4 MB/s of a 1.9 MB/s floor and wanting more, the
    store at 33-35 ms and 94-97 requests/s; two guests stopped, the
-   wait held, and the next interval ran 33-36 requests/s where
+   wait held, and the next interval ran 32-36 requests/s where
    ``none`` ran 80.  Paid for by that floor's surplus (0.33-0.35 of the
    store, far more than the room), the release took the cap to 37-39,
    the next interval ran 53-56, and the plan 0.957-0.980 of ``none``'s
