@@ -297,12 +297,6 @@ def parse_args(argv):
                         'the domain line, else the uncapped guests\' '
                         'latency and requests/s), and which of them read '
                         'as a queue that drained')
-    r.add_argument('--paced', action='store_true',
-                   help='also read each run\'s trace and print, over all '
-                        'runs given, what the uncapped guests whose '
-                        'processes all run paced did of their demand in '
-                        'the scored intervals, by their latency over '
-                        'their period and by the decisions in force')
     r.add_argument('--caps', action='store_true',
                    help='also read each run\'s trace and print what the '
                         'guests pushing against their caps completed over '
@@ -310,6 +304,12 @@ def parse_args(argv):
                         'kept, raised or cut the cap (QEMU lets a tenth '
                         'of a second of a changed cap through at once), '
                         'per run and over all runs given')
+    r.add_argument('--paced', action='store_true',
+                   help='also read each run\'s trace and print, over all '
+                        'runs given, what the uncapped guests whose '
+                        'processes all run paced did of their demand in '
+                        'the scored intervals, by their latency over '
+                        'their period and by the decisions in force')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
