@@ -30,7 +30,14 @@ clock):
     runs its load again) until the end of the first whole interval after
     it in which every guest with demand got at least
     :data:`~iothrottle.bench.seed000.SATISFIED_FRACTION` of
-    ``min(demand, floor)``.  Expected within ``3 * interval_s``.
+    ``min(demand, floor)``.
+``defended_intervals``
+    Which whole interval after the clear that was (1 the first).
+    Expected at most :data:`DEFENDED_INTERVALS`: whole intervals, not
+    ``3 * interval_s`` seconds, which would count the sliver of the
+    interval the fault cleared in as one of the three (a clear 0.16 s
+    before an interval's end left two whole ones, and a defence in the
+    third read 6.15 s: CI, 2026-11-30).
 ``recovered_fraction``
     The share of the whole intervals after that first defended one in
     which every floor was met again (how well the defence holds once
@@ -70,7 +77,10 @@ from iothrottle.bench import seed000
 # Seconds between two polls of the live caps: a tenth of the seed-000
 # interval, fine enough to time a cap lapse to well within an interval.
 CAP_POLL_S = 0.2
-# Intervals after the fault clears within which every floor must be met.
+# Whole intervals after the fault clears within which every floor must be
+# met (issue 9: "defended again within 3 intervals after the fault
+# clears"): the one that reads the load back and decides a cut, the one
+# the cut acts in, and one to spare.
 DEFENDED_INTERVALS = 3
 # Seconds a killed agent stays down before it starts again: the
 # RestartSec of its systemd unit (etc/systemd/iothrottle-compute.service).
@@ -208,7 +218,8 @@ def measure(fault, plan, intervals, cap_polls, fault_s, clear_s,
             cast=0, received=0, deaths=()):
     """The fault's row (a dict; see the module docstring)."""
     met = [(i, floors_met(plan, i)) for i in _after(intervals, clear_s)]
-    defended = next((i for i, ok in met if ok), None)
+    defended_at = next((k for k, (_, ok) in enumerate(met) if ok), None)
+    defended = None if defended_at is None else met[defended_at][0]
     defended_s = None if defended is None else defended.end_s - clear_s
     recovered = None
     if defended is not None:
@@ -225,6 +236,8 @@ def measure(fault, plan, intervals, cap_polls, fault_s, clear_s,
         'stale_cap_s': (None if not fault.cuts_control else
                         _round(stale_cap_s(cap_polls, fault_s))),
         'defended_s': _round(defended_s),
+        'defended_intervals': (None if defended_at is None
+                               else defended_at + 1),
         'recovered_fraction': _round(recovered),
         'broken_intervals': broken,
         'throughput_recovered': _round(throughput_recovered(
@@ -250,11 +263,12 @@ def expectations(row, plan):
                                 or row['stale_cap_s'] > limit_s):
         misses.append('a cap outlived its lease (stale for %s s, limit '
                       '%.1f s)' % (row['stale_cap_s'], limit_s))
-    limit_s = DEFENDED_INTERVALS * plan.interval_s
-    if row['defended_s'] is None or row['defended_s'] > limit_s + 1e-9:
-        misses.append('guarantees not defended within %d intervals of the '
-                      'fault clearing (%s s)' % (DEFENDED_INTERVALS,
-                                                 row['defended_s']))
+    defended_at = row.get('defended_intervals')
+    if defended_at is None or defended_at > DEFENDED_INTERVALS:
+        misses.append('guarantees not defended within %d whole intervals '
+                      'of the fault clearing (%s s, interval %s)'
+                      % (DEFENDED_INTERVALS, row['defended_s'],
+                         defended_at))
     recovered = row.get('throughput_recovered')
     if recovered is None or recovered < RECOVERED_THROUGHPUT:
         misses.append('throughput not recovered after the defence (%s of '

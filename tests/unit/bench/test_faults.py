@@ -55,6 +55,7 @@ class TestMeasure(testtools.TestCase):
                       interval(32, MET)]
         row = self.measure(intervals)
         self.assertEqual(4.0, row['defended_s'])
+        self.assertEqual(2, row['defended_intervals'])
         self.assertEqual(0.5, row['recovered_fraction'])
         self.assertEqual(9, row['broken_intervals'])
         self.assertEqual(10.5, row['stale_cap_s'])
@@ -64,6 +65,29 @@ class TestMeasure(testtools.TestCase):
         row = self.measure([interval(25, MET), interval(27, BROKEN)])
         self.assertIsNone(row['defended_s'])
         self.assertIn('not defended',
+                      ' '.join(faults.expectations(row, PLAN)))
+
+    def test_the_defence_is_counted_in_whole_intervals_after_the_clear(
+            self):
+        # The clear at 24.04 s, 0.16 s before an interval's end: the
+        # third whole interval after it ends 6.16 s later and is within
+        # the expectation; the fourth is not.
+        row = faults.measure(
+            self.fault, PLAN,
+            [interval(t + 0.2, BROKEN) for t in (24, 26, 28)]
+            + [interval(30.2, MET), interval(32.2, MET)],
+            self.polls, fault_s=10.0, clear_s=24.04)
+        self.assertEqual(6.16, row['defended_s'])
+        self.assertEqual(3, row['defended_intervals'])
+        self.assertEqual([], [m for m in faults.expectations(row, PLAN)
+                              if 'defended' in m])
+        row = faults.measure(
+            self.fault, PLAN,
+            [interval(t + 0.2, BROKEN) for t in (24, 26, 28, 30)]
+            + [interval(32.2, MET)],
+            self.polls, fault_s=10.0, clear_s=24.04)
+        self.assertEqual(4, row['defended_intervals'])
+        self.assertIn('not defended within 3 whole intervals',
                       ' '.join(faults.expectations(row, PLAN)))
 
     def test_lost_decisions_are_the_cast_ones_never_received(self):
@@ -105,7 +129,8 @@ class TestExpectations(testtools.TestCase):
 
     def row(self, **kw):
         row = {'capped_at_fault': True, 'cuts_control': True,
-               'stale_cap_s': 10.5, 'defended_s': 4.0, 'deaths': [],
+               'stale_cap_s': 10.5, 'defended_s': 4.0,
+               'defended_intervals': 2, 'deaths': [],
                'throughput_recovered': 0.97}
         row.update(kw)
         return row
@@ -122,8 +147,9 @@ class TestExpectations(testtools.TestCase):
         self.assertIn('outlived its lease', misses[0])
 
     def test_defence_later_than_three_intervals_misses(self):
-        misses = faults.expectations(self.row(defended_s=6.5), PLAN)
-        self.assertIn('within 3 intervals', misses[0])
+        misses = faults.expectations(self.row(defended_s=6.5,
+                                              defended_intervals=4), PLAN)
+        self.assertIn('within 3 whole intervals', misses[0])
 
     def test_a_death_misses(self):
         misses = faults.expectations(self.row(deaths=['libvirtd']), PLAN)
