@@ -593,21 +593,31 @@ def losses(intervals, doc, policy='guarantee', target=None):
     'no cap').  With ``target``, the plans at or over ``target`` of
     ``none``'s requests are left out: where the plans under the totals
     bar lost theirs."""
-    decided = {iv.at: iv.decided for iv in intervals
-               if iv.policy == policy}
+    kinds = in_force(intervals, policy)
     out = collections.defaultdict(Loss)
     for index, rows in interval_totals(intervals, doc, policy).items():
         if target is not None and sum(r[1] for r in rows) >= target * sum(
                 r[2] for r in rows):
             continue
         length_s = plan_of(doc, index).interval_s
-        before = None
         for end_s, iops, none_iops, _ in rows:
-            kind = interval_kind(decided.get((index, before), ()))
-            out[kind].add(Loss(1, (none_iops - iops) * length_s,
-                               none_iops * length_s))
-            before = end_s
+            out[kinds[(index, end_s)]].add(Loss(
+                1, (none_iops - iops) * length_s, none_iops * length_s))
     return dict(out)
+
+
+def in_force(intervals, policy='guarantee'):
+    """``{(plan, end_s): kind}``: for each interval of ``policy`` the
+    kind (:func:`interval_kind`) of the decisions in force over it,
+    those made at the end of the plan's interval before ('no cap' for
+    a plan's first interval, which ran before any)."""
+    out = {}
+    last = {}
+    for iv in sorted((iv for iv in intervals if iv.policy == policy),
+                     key=lambda iv: iv.at):
+        out[iv.at] = interval_kind(last.get(iv.plan, ()))
+        last[iv.plan] = iv.decided
+    return out
 
 
 def losses_table(by_kind, title):
@@ -694,20 +704,12 @@ def paced_rates(intervals, doc, policy='guarantee'):
     """:class:`PacedRate` of every uncapped guest of ``policy``'s scored
     intervals (plans that fit or not) whose processes all run paced:
     how a paced stream's rate follows its latency, by the decisions in
-    force over the interval (those made at the end of the one before,
-    as :func:`losses` reads them)."""
-    decided = {iv.at: iv.decided for iv in intervals
-               if iv.policy == policy}
-    last_end = {}
+    force over the interval (:func:`in_force`)."""
+    kinds = in_force(intervals, policy)
     out = []
     for iv, plan in _with_plans(intervals, doc):
-        if iv.policy != policy:
+        if iv.policy != policy or not scenarios.counted(plan, iv):
             continue
-        before = last_end.get(iv.plan)
-        last_end[iv.plan] = round(iv.end_s, 1)
-        if not scenarios.counted(plan, iv):
-            continue
-        in_force = interval_kind(decided.get((iv.plan, before), ()))
         streams = plan.streams_at(iv.end_s - plan.interval_s / 2)
         for name, g in iv.guests.items():
             running = streams.get(name, ())
@@ -718,7 +720,7 @@ def paced_rates(intervals, doc, policy='guarantee'):
             demand_iops = demand_kb_s / plan.guest(name).block_kb
             out.append(PacedRate(
                 rho=g.latency_ms / 1e3 * demand_iops / len(running),
-                got_share=g.kb_s / demand_kb_s, in_force=in_force))
+                got_share=g.kb_s / demand_kb_s, in_force=kinds[iv.at]))
     return out
 
 
