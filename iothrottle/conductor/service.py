@@ -343,6 +343,7 @@ class Conductor:
         else:
             self._cast_floors(round_)
         cast_s = time.perf_counter() - started
+        self._log_undecided(round_)
         for domain, decisions in sorted(round_.by_domain.items()):
             if decisions and domain in round_.loads:
                 LOG.info('domain %s: %s', domain,
@@ -362,6 +363,21 @@ class Conductor:
         if self.clock() - self._capacities_read_s >= self.capacity_refresh_s:
             self._capacities_read_s = self.clock()
             self._write(load_capacities, self.store, self.core.capacities)
+
+    @staticmethod
+    def _log_undecided(round_):
+        """At debug level, each domain the round decided nothing on and
+        what it carried: the line a decided domain has at info, so that
+        a round with no decision (a burst the controller did not act on,
+        a restarted guest it does not see yet) still says what each
+        domain read.  At info a cloud's idle domains would fill the log
+        every round."""
+        if not LOG.isEnabledFor(logging.DEBUG):
+            return
+        for domain, load in sorted(round_.loads.items()):
+            if not round_.by_domain.get(domain):
+                LOG.debug('domain %s: %s; no decision', domain,
+                          describe_load(load))
 
     def _cast_floors(self, round_):
         """Cast each host of the round its instances' memory floors when

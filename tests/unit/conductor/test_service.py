@@ -570,6 +570,29 @@ class TestLockAndStop(testtools.TestCase):
         self.assertIn('load 0.10 of its capacity; not saturated',
                       service.describe_load(told))
 
+    def test_a_domain_not_decided_on_is_logged_at_debug(self):
+        engine = sqlite_engine(self)
+        conductor = service.Conductor(test_core.make_core(), None,
+                                      service.Store(engine), 'x')
+        log = self.useFixture(fixtures.FakeLogger(
+            name='iothrottle.conductor.service', level=logging.DEBUG))
+        load = model.DomainLoad(iops=10.0, bytes_sec=0.0, load=0.1,
+                                saturated=False, disks=2, caps=0)
+        release = model.Decision('u1', 'vda', model.RELEASE, 'test')
+        conductor.publish(core.Round(
+            now_s=0.0, hosts=(), by_host={}, by_domain={
+                'store': [release], 'idle': []}, peaks={}, errors=(),
+            loads={'store': load, 'idle': load, 'quiet': load}))
+        conductor.stop()
+        for domain in ('idle', 'quiet'):
+            self.assertIn('domain %s: completed 10.0 IOPS' % domain,
+                          log.output)
+        self.assertIn('not saturated; 0 of 2 disk(s) capped; no decision',
+                      log.output)
+        self.assertNotIn('domain store: completed 10.0 IOPS, 0.00 MB/s: '
+                         'load 0.10 of its capacity; not saturated; 0 of 2 '
+                         'disk(s) capped; no decision', log.output)
+
     def test_a_round_stops_casting_at_the_first_failed_cast(self):
         # A cast to a stopped broker fails after its connection attempts
         # (2-4 s on RabbitMQ); casting on held the round that long per
