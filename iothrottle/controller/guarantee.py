@@ -1053,18 +1053,30 @@ the shares after moved by no more than two runs of a plan do
 withholds, given back, measured and not kept").  So the
 scale is a part of each share, taken after the usable load is shared
 (``_scaled_share``); a share the minimum cap holds keeps the minimum,
-a claim granted whole keeps the claim.  Taken from the usable load
-before sharing, the part those shares could not give came out of the
-others, and held them under the bottom: scenario plan 1 of seed 7
-(three times longer), three of seven guests at the minimum cap, which
-was all of their shares, and a scale of 96.1 % held the other four at
-91.5-93.5 % of theirs.  Worked numbers (scenario plan 1 of seed 7): a
-guest with one 32 KB writer and a share of 10 requests/s needs ``L``
-<= 100 ms; beside donors at their shares the store ran at 128-147 ms
-and it got 7.0-7.5 requests/s (70-75 %) for four intervals.  With the
-scale, the first interval's gap (that guest and others left uncapped,
-all short) took it to its floor of 95 % at once, and over two runs
-the guest got 118.7 and 100.0 % of its share (88.7-90.1 % without), the capped
+and a claim for less than its floor granted whole keeps the claim (the
+disk uses less than it is owed).  A whole floor claimed is scaled even
+when every claim fits the border's usable load and only the scaled one
+overbooks it, so that the sharing gives every claim back whole: kept
+whole there too, the scale declared the domain overbooked, cut no
+share, and left every donor at its floor and the ``defend_fraction``
+over it, as on a domain whose floors fit.  Scenario plan 8 of seed 19
+(a 2026-11-30 run): claims of 0.65 against 0.66 unscaled and 0.63
+shared out at the scale's 95 % bottom, in eight of its intervals; a
+16 KB burster defended at 22.9 requests/s for a floor of
+21.8, and a 64 KB guest with two requests in flight at 78-88 % of its
+share.  Measured: doc/scenarios.rst, "A whole floor claimed is
+scaled".  Taken from the usable load before sharing, the part those
+shares could not give came out of the others, and held them under the
+bottom: scenario plan 1 of seed 7 (three times longer), three of seven
+guests at the minimum cap, which was all of their shares, and a scale
+of 96.1 % held the other four at 91.5-93.5 % of theirs.  Worked
+numbers (scenario plan 1 of seed 7): a guest with one 32 KB writer
+and a share of 10 requests/s needs ``L`` <= 100 ms; beside donors at
+their shares the store ran at 128-147 ms and it got 7.0-7.5
+requests/s (70-75 %) for four intervals.  With the scale, the first
+interval's gap (that guest and others left uncapped, all short) took
+it to its floor of 95 % at once, and over two runs the guest got
+118.7 and 100.0 % of its share (88.7-90.1 % without), the capped
 donors 90-98 %.  What an uncapped floor takes beyond its share counts
 in the gap whether or not it wants more, and moves the scale up in an
 interval under the border too (``_share_gap``, ``next_share_scale``).
@@ -2333,10 +2345,11 @@ class GuaranteePolicy(policy.Policy):
         if sum(claims) <= usable:
             return rows, '', usable
         minimums = [self._minimum_cap_load(view, r) for r in rows]
-        entitled = [_scaled_share(e, c, m, share_scale)
-                    for e, c, m in zip(shares.entitlements(
-                        claims, [r.floor_load for r in rows], base,
-                        minimums), claims, minimums)]
+        floors = [r.floor_load for r in rows]
+        entitled = [_scaled_share(e, c, f, m, share_scale)
+                    for e, c, f, m in zip(shares.entitlements(
+                        claims, floors, base, minimums), claims, floors,
+                        minimums)]
         scaled = [r.scaled(e / r.floor_load) if r.floor_load > 0 else r
                   for r, e in zip(rows, entitled)]
         return scaled, ('; overbooked: floors in demand %.2f > %.2f '
@@ -2851,16 +2864,24 @@ def next_share_scale(scale, saturation, overbooking, usable, gap,
     return min(1.0, max(lowest, scale - SHARE_SCALE_GAIN * gap / usable))
 
 
-def _scaled_share(share, claim, minimum, scale):
+def _scaled_share(share, claim, floor, minimum, scale):
     """``share`` of the usable load times the share ``scale``: the same
-    part of every share the scale can cut.  A claim granted whole (under
-    its share) keeps it, and a share the minimum cap holds keeps the
-    minimum; scaled before it was shared, the usable load's cut fell on
-    the other guests alone (scenario plan 1 of seed 7, three of seven
-    guests at the minimum cap: a scale of 96 % held the other four at
-    88-94 % of their shares)."""
+    part of every share it can cut.  A claim for less than its
+    ``floor`` granted whole (under its share) keeps it: the disk uses
+    less than it is owed, and a share under that use would cut it.  A
+    share the minimum cap holds keeps the minimum.  Scaled before it
+    was shared, the usable load's cut fell on the other guests alone
+    (scenario plan 1 of seed 7, three of seven guests at the minimum
+    cap: a scale of 96 % held the other four at 88-94 % of their
+    shares).  A whole floor claimed is scaled even when every claim
+    fits the unscaled load and so comes back whole from the sharing:
+    kept whole there, as every claim granted whole once was, the scale
+    cut nothing while it declared the domain overbooked (scenario plan
+    8 of seed 19, claims of 0.65 against 0.66 unscaled and 0.63 shared
+    out: every donor defended at its floor and 5 % over it, a guest
+    with two requests in flight at 78-88 % of its share)."""
     low = min(claim, minimum)
-    if share >= claim or share <= low:
+    if share <= low or (claim < floor and share >= claim):
         return share
     return max(low, scale * share)
 

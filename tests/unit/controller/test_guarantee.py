@@ -609,6 +609,23 @@ class TestEscalation(testtools.TestCase):
             self.assertAlmostEqual(0.975 * full[name].cap.iops,
                                    scaled[name].cap.iops, places=6)
 
+    def test_the_scale_cuts_floors_that_fit_only_unscaled(self):
+        # Floors of 50 and 37 IOPS in demand fit the border's 90 but not
+        # the 85.5 a scale of 95 % shares out (scenario plan 8 of seed
+        # 19).  Every claim comes back whole from the sharing; the
+        # scale still takes its part of each: vm1 is cut to 95 % of its
+        # floor, bare, where with the floors whole (scale 1) it is
+        # defended at its floor and 5 % over it.
+        disks = [disk('vm1', 65, 0.1, min_iops=50,
+                      cap=model.Cap(65, 65 * KB64)),
+                 disk('vm2', 25, 0.2, min_iops=37)]
+        whole = by_name(decide(disks))['vm1']
+        self.assertAlmostEqual(52.5, whole.cap.iops, places=3)
+        scaled = by_name(decide(disks, state=guarantee.DomainState(
+            share_scale=0.95)))['vm1']
+        self.assertAlmostEqual(47.5, scaled.cap.iops, places=3)
+        self.assertIn('floor defended at 95 % of itself', scaled.reason)
+
     def test_a_victim_its_cap_does_not_hold_shrinks_the_shares(self):
         # The domain above with vm3 capped at 40 IOPS (a cap left from
         # before the domain was overbooked) and doing 2: the queue holds
