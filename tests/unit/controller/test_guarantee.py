@@ -2186,5 +2186,28 @@ class TestShareScale(testtools.TestCase):
                              cap=model.Cap(15, 15 * KB64))
         self.assertEqual(0.0, guarantee._share_gap([g6(15, 21)], [cut]))
 
+    def test_counts_a_floor_the_minimum_cap_keeps_whole(self):
+        # g4 of scenario plan 4 of seed 61: a 4 KB guest with one request
+        # in flight and a floor under the minimum cap, so its share is
+        # its whole floor (floor_share 1), at 77-82 % of it while every
+        # donor ran at its cap: it waits in the same queue as a guest on
+        # a cut share, and its shortfall is a gap all the same.
+        view = model.DomainView(
+            storage_domain='store', capacity=STORE, now_s=100.0, disks=(
+                disk('g4', 7, 1 / 7.0, min_iops=9),
+                disk('g1', 45, 0.2, min_iops=60,
+                     cap=model.Cap(45, 45 * KB64)),
+                disk('g2', 40, 0.2, min_iops=60,
+                     cap=model.Cap(40, 40 * KB64))))
+        policy = guarantee.GuaranteePolicy()
+        rows = [guarantee.assess(d, STORE, want_inflight=0.5)
+                for d in view.disks]
+        shared, note, _ = policy._share_floors(view, rows)
+        self.assertIn('overbooked', note)
+        self.assertEqual(1.0, shared[0].floor_share)
+        self.assertTrue(shared[0].wants_more)
+        self.assertAlmostEqual(0.02, guarantee._share_gap(shared, []),
+                               places=6)
+
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
