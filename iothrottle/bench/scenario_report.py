@@ -43,6 +43,12 @@ doc/scenario-runs/:
   against its latency over its period, by the decisions in force: the
   controller's latency limit for a guest at its depth
   (``guarantee.depth_latency_s``) read off the runs.
+- ``queue_readings`` (with the traces): the controller's own reading of
+  each interval (the domain line's latency and what completed) by the
+  load of its border, the latency in the border's time per request,
+  against what M/M/1 and M/D/1 queues would show at that load: the
+  queue models the release's room is read with
+  (``guarantee.queue_room_part``), set against the store they model.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -51,6 +57,7 @@ intervals the bench counted.
 
 import collections
 import dataclasses
+import math
 import re
 import statistics
 
@@ -749,6 +756,100 @@ def paced_table(rates, bins=PACED_BINS):
                     100 * sum(x >= TARGET_PACED for x in got) / len(got))))
         lines.append('%-9s' % label + ''.join(cells))
     return '\n'.join(lines)
+
+
+# -- the store's latency against its load --------------------------------
+
+# Bins of the load of the border (what completed over its rate): wide
+# where the latency barely moves, narrow towards the border, where it
+# rises fastest; the last is open-ended (a congested reading may run
+# past the border the controller learned).
+QUEUE_BINS = (0.0, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05)
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueReading:
+    """The controller's reading of one interval: what completed over
+    its border's rate (``utilisation``) and its latency over the
+    border's time per request (``latency_services``)."""
+    utilisation: float
+    latency_services: float
+
+
+def border_fraction(doc):
+    """The border the run's controller was set to (its JSON's
+    ``settings``), else the policy's default."""
+    try:
+        return float(doc['settings']['controller']['border_fraction'])
+    except (KeyError, TypeError, ValueError):
+        return guarantee.GuaranteeTunables().border_fraction
+
+
+def queue_readings(intervals, doc, policy='guarantee'):
+    """:class:`QueueReading` of each interval of ``policy``'s run whose
+    domain line shows a reading (``read X ms at Y IOPS``) and a learned
+    capacity: the border's rate is the border fraction of it, and its
+    time per request one over that rate (``guarantee.queue_service_s``
+    at the store's own mix)."""
+    border = border_fraction(doc)
+    out = []
+    for iv in intervals:
+        if iv.policy != policy or not iv.read or not iv.learned_iops:
+            continue
+        latency_ms, iops = iv.read
+        rate = border * iv.learned_iops
+        if latency_ms <= 0 or iops <= 0 or rate <= 0:
+            continue
+        out.append(QueueReading(iops / rate, latency_ms / 1e3 * rate))
+    return out
+
+
+def _mm1_services(utilisation):
+    """M/M/1's latency at ``utilisation``, in service times."""
+    return 1 / (1 - utilisation) if utilisation < 1 else math.inf
+
+
+def _md1_services(utilisation):
+    """M/D/1's: the service and ``rho / (2 (1 - rho))`` of waiting."""
+    if utilisation >= 1:
+        return math.inf
+    return 1 + utilisation / (2 * (1 - utilisation))
+
+
+def _rank(sorted_values, fraction):
+    return sorted_values[min(len(sorted_values) - 1,
+                             int(fraction * len(sorted_values)))]
+
+
+def queue_table(readings, bins=QUEUE_BINS):
+    """:func:`queue_readings` by load bin: how many, the latency's
+    quartiles in service times, and M/M/1's and M/D/1's at the bin's
+    mean load ('-' at or past the border)."""
+    lines = ['the store\'s latency by its load, as the controller read '
+             'it: latency over the border\'s time per request, by what '
+             'completed over the border\'s rate, against M/M/1 and M/D/1 '
+             'at the same load',
+             '%-10s %5s %6s %6s %6s %7s %7s' % (
+                 'load', 'n', 'p25', 'p50', 'p75', 'M/M/1', 'M/D/1')]
+    edges = list(bins) + [None]
+    for low, high in zip(edges, edges[1:]):
+        mine = [r for r in readings if r.utilisation >= low
+                and (high is None or r.utilisation < high)]
+        if not mine:
+            continue
+        xs = sorted(r.latency_services for r in mine)
+        u = statistics.fmean(r.utilisation for r in mine)
+        label = ('%.2f-%.2f' % (low, high) if high is not None
+                 else '%.2f-' % low)
+        lines.append('%-10s %5d %6.2f %6.2f %6.2f %7s %7s' % (
+            label, len(xs), _rank(xs, 0.25), _rank(xs, 0.5),
+            _rank(xs, 0.75), _model_cell(_mm1_services(u)),
+            _model_cell(_md1_services(u))))
+    return '\n'.join(lines)
+
+
+def _model_cell(services):
+    return '-' if math.isinf(services) else '%.2f' % services
 
 
 # -- acted -----------------------------------------------------------------

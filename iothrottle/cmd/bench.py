@@ -22,8 +22,9 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses] [--acted PATTERN] [--falls] [--caps] [--paced]`` prints the
-tables of finished scenario runs from their JSON (and traces; see
+[--losses] [--acted PATTERN] [--falls] [--caps] [--paced] [--queue]``
+prints the tables of finished scenario runs from their JSON (and
+traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
 
 ``iothrottle-bench faults [--fault NAME ...] [--short] --json out.json``
@@ -310,6 +311,13 @@ def parse_args(argv):
                         'processes all run paced did of their demand in '
                         'the scored intervals, by their latency over '
                         'their period and by the decisions in force')
+    r.add_argument('--queue', action='store_true',
+                   help='also read each run\'s trace and print, over all '
+                        'runs given, the controller\'s readings of the '
+                        'store (the domain line\'s latency and what '
+                        'completed) by the load of its border, the latency '
+                        'in the border\'s time per request, beside what '
+                        'M/M/1 and M/D/1 queues show at that load')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -681,9 +689,9 @@ def run_report(args, out):
     if noise:
         out.write(noise + '\n')
     if not (args.decompose or args.losses or args.acted or args.falls
-            or args.caps or args.paced):
+            or args.caps or args.paced or args.queue):
         return 0
-    summed, traced, passes, paced = {}, [], [], []
+    summed, traced, passes, paced, queue = {}, [], [], [], []
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
@@ -697,6 +705,9 @@ def run_report(args, out):
         if args.paced:
             paced.extend(scenario_report.paced_rates(intervals, doc,
                                                      args.policy))
+        if args.queue:
+            queue.extend(scenario_report.queue_readings(intervals, doc,
+                                                        args.policy))
         if not (args.decompose or args.losses or args.falls
                 or args.caps):
             continue
@@ -725,6 +736,8 @@ def run_report(args, out):
                   % scenario_report.losses_text(summed))
     if args.paced:
         out.write('\n%s\n' % scenario_report.paced_table(paced))
+    if args.queue:
+        out.write('\n%s\n' % scenario_report.queue_table(queue))
     if args.acted:
         out.write('\n%s\n' % scenario_report.acted_table(
             scenario_report.acted(traced, args.policy),

@@ -608,6 +608,53 @@ class TestCapPasses(testtools.TestCase):
         self.assertRegex(text, r'cut +1 +1\.083')
 
 
+class TestQueueReadings(testtools.TestCase):
+    """The controller's readings of the store by the load of its
+    border: FALLS_TRACE's domain lines, read as the controller's."""
+
+    TRACE = FALLS_TRACE.replace(
+        'lowest 12.0 ms, share scale',
+        'lowest 12.0 ms, read 100.0 ms at 85.5 IOPS, share scale', 1
+    ).replace(
+        'lowest 12.0 ms, share scale',
+        'lowest 12.0 ms, read 20.0 ms at 40.5 IOPS, share scale', 1)
+
+    def _readings(self, doc=None):
+        return report.queue_readings(
+            report.parse_trace(io.StringIO(self.TRACE)),
+            doc or _doc(19, {7: {}}, overbooked=False))
+
+    def test_each_reading_over_the_learned_border(self):
+        # 100 IOPS learned, border 0.9: 90 requests/s, 11.1 ms each;
+        # 85.5 of them at 100 ms is a load of 0.95 at 9 service times.
+        # 90 IOPS learned: 81 requests/s, 40.5 at 20 ms is 0.5 at 1.62.
+        # The two intervals without a reading are left out.
+        got = [(round(r.utilisation, 3), round(r.latency_services, 3))
+               for r in self._readings()]
+        self.assertEqual([(0.95, 9.0), (0.5, 1.62)], got)
+
+    def test_the_border_the_run_was_set_to(self):
+        doc = _doc(19, {7: {}}, overbooked=False)
+        doc['settings'] = {'controller': {'border_fraction': 0.95}}
+        first = self._readings(doc)[0]
+        self.assertAlmostEqual(85.5 / 95.0, first.utilisation)
+        self.assertAlmostEqual(0.1 * 95.0, first.latency_services)
+
+    def test_table_beside_the_queue_models(self):
+        text = report.queue_table(self._readings())
+        # M/M/1 at 0.5 is 2 service times, M/D/1 1.5; past 0.95 M/M/1
+        # shows 20 and M/D/1 10.5.
+        self.assertRegex(text, r'\n0\.50-0\.70 +1 +1\.62 +1\.62 +1\.62 '
+                               r'+2\.00 +1\.50')
+        self.assertRegex(text, r'\n0\.95-1\.00 +1 +9\.00 .* +20\.00 +10\.50')
+        self.assertNotIn('0.00-0.50', text)      # empty bins left out
+
+    def test_at_or_past_the_border_no_model_applies(self):
+        text = report.queue_table([report.QueueReading(1.02, 9.0)])
+        self.assertRegex(text, r'\n1\.00-1\.05 +1 +9\.00 +9\.00 +9\.00 '
+                               r'+- +-$')
+
+
 class TestReportCommand(testtools.TestCase):
     """``iothrottle-bench report`` on run files in a temporary
     directory."""
@@ -708,6 +755,14 @@ class TestReportCommand(testtools.TestCase):
         self.assertEqual(1, text.count('paced uncapped guests'))
         self.assertRegex(text, r'\n0.9-1.0 +10 0.897 ')     # both runs
         self.assertNotIn('requests lost against none', text)  # no --losses
+
+    def test_queue_sums_the_runs(self):
+        paths = self._fitting_runs(19, 7, 140, 140,
+                                   TestQueueReadings.TRACE)
+        text = self._report(paths + ['--queue'])
+        self.assertEqual(1, text.count("the store's latency by its load"))
+        self.assertRegex(text, r'\n0\.95-1\.00 +2 +9\.00 ')   # both runs
+        self.assertNotIn('paced uncapped guests', text)     # no --paced
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()
