@@ -731,6 +731,21 @@ def paced_rates(intervals, doc, policy='guarantee'):
     return out
 
 
+def _bin_rows(bins, number):
+    """``(low, high, label)`` of each bin whose lower edges are
+    ``bins``, the last open-ended (``high`` None), the edges printed
+    with ``number`` (a % format)."""
+    edges = list(bins) + [None]
+    for low, high in zip(edges, edges[1:]):
+        label = ((number + '-' + number) % (low, high) if high is not None
+                 else (number + '-') % low)
+        yield low, high, label
+
+
+def _in_bin(value, low, high):
+    return value >= low and (high is None or value < high)
+
+
 def paced_table(rates, bins=PACED_BINS):
     """:func:`paced_rates` by ``rho`` bin (rows; the last open-ended)
     and by the decisions in force (:data:`PACED_GROUPS`, columns): how
@@ -741,14 +756,11 @@ def paced_table(rates, bins=PACED_BINS):
              'its demand by rho = latency x demand / processes, by the '
              'decisions in force (n, mean, at 95 % or more)',
              '%-9s' % 'rho' + ''.join('%22s' % name for name, _ in groups)]
-    edges = list(bins) + [None]
-    for low, high in zip(edges, edges[1:]):
-        label = ('%.1f-%.1f' % (low, high) if high is not None
-                 else '%.1f-' % low)
+    for low, high, label in _bin_rows(bins, '%.1f'):
         cells = []
         for _, kinds in groups:
             got = [r.got_share for r in rates
-                   if r.rho >= low and (high is None or r.rho < high)
+                   if _in_bin(r.rho, low, high)
                    and (kinds is None or r.in_force in kinds)]
             cells.append('%22s' % (
                 '-' if not got else '%5d %5.3f %4.0f%%' % (
@@ -816,11 +828,6 @@ def _md1_services(utilisation):
     return 1 + utilisation / (2 * (1 - utilisation))
 
 
-def _rank(sorted_values, fraction):
-    return sorted_values[min(len(sorted_values) - 1,
-                             int(fraction * len(sorted_values)))]
-
-
 def queue_table(readings, bins=QUEUE_BINS):
     """:func:`queue_readings` by load bin: how many, the latency's
     quartiles in service times, and M/M/1's and M/D/1's at the bin's
@@ -831,20 +838,17 @@ def queue_table(readings, bins=QUEUE_BINS):
              'at the same load',
              '%-10s %5s %6s %6s %6s %7s %7s' % (
                  'load', 'n', 'p25', 'p50', 'p75', 'M/M/1', 'M/D/1')]
-    edges = list(bins) + [None]
-    for low, high in zip(edges, edges[1:]):
-        mine = [r for r in readings if r.utilisation >= low
-                and (high is None or r.utilisation < high)]
+    for low, high, label in _bin_rows(bins, '%.2f'):
+        mine = [r for r in readings
+                if _in_bin(r.utilisation, low, high)]
         if not mine:
             continue
-        xs = sorted(r.latency_services for r in mine)
+        xs = [r.latency_services for r in mine]
         u = statistics.fmean(r.utilisation for r in mine)
-        label = ('%.2f-%.2f' % (low, high) if high is not None
-                 else '%.2f-' % low)
         lines.append('%-10s %5d %6.2f %6.2f %6.2f %7s %7s' % (
-            label, len(xs), _rank(xs, 0.25), _rank(xs, 0.5),
-            _rank(xs, 0.75), _model_cell(_mm1_services(u)),
-            _model_cell(_md1_services(u))))
+            label, len(xs), scenarios.percentile(xs, 25),
+            scenarios.percentile(xs, 50), scenarios.percentile(xs, 75),
+            _model_cell(_mm1_services(u)), _model_cell(_md1_services(u))))
     return '\n'.join(lines)
 
 

@@ -2189,7 +2189,7 @@ class TestShareScale(testtools.TestCase):
     def test_counts_a_floor_the_minimum_cap_keeps_whole(self):
         # g4 of scenario plan 4 of seed 61: a 4 KB guest with one request
         # in flight and a floor under the minimum cap, so its share is
-        # its whole floor (floor_share 1), at 77-82 % of it while every
+        # its whole floor (floor_share 1), at 77-83 % of it while every
         # donor ran at its cap: it waits in the same queue as a guest on
         # a cut share, and its shortfall is a gap all the same.
         view = model.DomainView(
