@@ -48,7 +48,9 @@ doc/scenario-runs/:
   load of its border, the latency in the border's time per request,
   against what M/M/1 and M/D/1 queues would show at that load: the
   queue models the release's room is read with
-  (``guarantee.queue_room_part``), set against the store they model.
+  (``guarantee.queue_room_part``), set against the store they model;
+  and ``bound_releases``, the releases a latency margin bounded, by the
+  same load: how much room there was, and what part of it they took.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -854,6 +856,63 @@ def queue_table(readings, bins=QUEUE_BINS):
 
 def _model_cell(services):
     return '-' if math.isinf(services) else '%.2f' % services
+
+
+# A release a latency margin bounded names the part of the room under
+# the border it took (``GuaranteePolicy._knee_margin``'s note).
+_ROOM_PART = re.compile(r': (\d+) % of the room')
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundRelease:
+    """One interval's release that a guest's latency margin bounded:
+    the domain's load of its border as the controller read it
+    (``utilisation``, as :class:`QueueReading`'s) and the part of the
+    room under the border it took (``part``)."""
+    utilisation: float
+    part: float
+
+    @property
+    def room(self):
+        """The room under the border, as a part of the border."""
+        return max(0.0, 1.0 - self.utilisation)
+
+
+def bound_releases(intervals, doc, policy='guarantee'):
+    """:class:`BoundRelease` of each interval of ``policy``'s run whose
+    decisions took a part of the room a latency margin allowed and whose
+    domain line shows a reading (the least part, where notes differ)."""
+    border = border_fraction(doc)
+    out = []
+    for iv in intervals:
+        if iv.policy != policy or not iv.read or not iv.learned_iops:
+            continue
+        found = (_ROOM_PART.search(line) for line in iv.notes)
+        parts = [int(m.group(1)) / 100 for m in found if m]
+        rate = border * iv.learned_iops
+        if parts and iv.read[1] > 0 and rate > 0:
+            out.append(BoundRelease(iv.read[1] / rate, min(parts)))
+    return out
+
+
+def bound_releases_table(releases, bins=QUEUE_BINS):
+    """:func:`bound_releases` by load bin: how many, and the medians of
+    the part of the room taken, of the room, and of the step (the
+    two's product, as a part of the border)."""
+    lines = ['releases a latency margin bounded, by the load of the '
+             'border: the part of the room under it taken, the room and '
+             'the step, as parts of the border (medians)',
+             '%-10s %5s %6s %6s %6s' % ('load', 'n', 'part', 'room',
+                                        'step')]
+    for low, high, label in _bin_rows(bins, '%.2f'):
+        mine = [r for r in releases if _in_bin(r.utilisation, low, high)]
+        if mine:
+            lines.append('%-10s %5d %6.2f %6.3f %6.3f' % (
+                label, len(mine),
+                scenarios.percentile([r.part for r in mine], 50),
+                scenarios.percentile([r.room for r in mine], 50),
+                scenarios.percentile([r.part * r.room for r in mine], 50)))
+    return '\n'.join(lines)
 
 
 # -- acted -----------------------------------------------------------------

@@ -317,7 +317,10 @@ def parse_args(argv):
                         'store (the domain line\'s latency and what '
                         'completed) by the load of its border, the latency '
                         'in the border\'s time per request, beside what '
-                        'M/M/1 and M/D/1 queues show at that load')
+                        'M/M/1 and M/D/1 queues show at that load, and '
+                        'the releases a latency margin bounded by the '
+                        'same load: the part of the room under the border '
+                        'they took, the room and the step')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -691,7 +694,7 @@ def run_report(args, out):
     if not (args.decompose or args.losses or args.acted or args.falls
             or args.caps or args.paced or args.queue):
         return 0
-    summed, traced, passes, paced, queue = {}, [], [], [], []
+    summed, traced, passes, paced, queue, bound = {}, [], [], [], [], []
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
@@ -707,6 +710,8 @@ def run_report(args, out):
                                                      args.policy))
         if args.queue:
             queue.extend(scenario_report.queue_readings(intervals, doc,
+                                                        args.policy))
+            bound.extend(scenario_report.bound_releases(intervals, doc,
                                                         args.policy))
         if not (args.decompose or args.losses or args.falls
                 or args.caps):
@@ -738,6 +743,7 @@ def run_report(args, out):
         out.write('\n%s\n' % scenario_report.paced_table(paced))
     if args.queue:
         out.write('\n%s\n' % scenario_report.queue_table(queue))
+        out.write('\n%s\n' % scenario_report.bound_releases_table(bound))
     if args.acted:
         out.write('\n%s\n' % scenario_report.acted_table(
             scenario_report.acted(traced, args.policy),

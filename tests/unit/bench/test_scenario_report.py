@@ -655,6 +655,46 @@ class TestQueueReadings(testtools.TestCase):
                                r'+- +-$')
 
 
+class TestBoundReleases(testtools.TestCase):
+    """Releases a latency margin bounded, by the load of the border:
+    TestQueueReadings' trace with such releases under its second
+    reading (0.5 of the border) and one without a reading."""
+
+    NOTE = ("    %s cap: no guarantee at risk; cap released by 5.0 %% "
+            "(domain below its border; g4 keeps its need to 71 ms, 21 ms "
+            "now, the border's latency 95 ms at most, 11 ms a request "
+            "there: %d %% of the room) -> 42.0 IOPS, 2752512 B/s\n")
+    TRACE = TestQueueReadings.TRACE.replace(
+        'plan 7 guarantee t= 16.0',
+        NOTE % ('g3', 67) + NOTE % ('g5', 59) + 'plan 7 guarantee t= 16.0',
+        1).replace(
+        'plan 7 guarantee t= 18.0',
+        NOTE % ('g3', 40) + 'plan 7 guarantee t= 18.0', 1)
+
+    def _releases(self):
+        return report.bound_releases(
+            report.parse_trace(io.StringIO(self.TRACE)),
+            _doc(19, {7: {}}, overbooked=False))
+
+    def test_the_least_part_at_the_load_read(self):
+        # The interval ending at 14 s read 40.5 IOPS on a border of 81:
+        # 0.5 of it, and its notes took 67 and 59 % of the room.  The
+        # interval ending at 16 s took 40 % and read nothing: left out.
+        got = [(round(r.utilisation, 3), r.part, round(r.room, 3))
+               for r in self._releases()]
+        self.assertEqual([(0.5, 0.59, 0.5)], got)
+
+    def test_table_by_load_with_the_step(self):
+        text = report.bound_releases_table(
+            self._releases() + [report.BoundRelease(0.97, 0.35),
+                                report.BoundRelease(1.02, 0.3)])
+        self.assertRegex(text, r'\n0\.50-0\.70 +1 +0\.59 +0\.500 +0\.295')
+        self.assertRegex(text, r'\n0\.95-1\.00 +1 +0\.35 +0\.030 +0\.011')
+        # Past the border there is no room, whatever part was taken.
+        self.assertRegex(text, r'\n1\.00-1\.05 +1 +0\.30 +0\.000 +0\.000')
+        self.assertNotIn('0.00-0.50', text)
+
+
 class TestReportCommand(testtools.TestCase):
     """``iothrottle-bench report`` on run files in a temporary
     directory."""
@@ -763,6 +803,7 @@ class TestReportCommand(testtools.TestCase):
         self.assertEqual(1, text.count("the store's latency by its load"))
         self.assertRegex(text, r'\n0\.95-1\.00 +2 +9\.00 ')   # both runs
         self.assertNotIn('paced uncapped guests', text)     # no --paced
+        self.assertEqual(1, text.count('releases a latency margin bounded'))
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()
