@@ -808,14 +808,23 @@ def queue_readings(intervals, doc, policy='guarantee'):
     border = border_fraction(doc)
     out = []
     for iv in intervals:
-        if iv.policy != policy or not iv.read or not iv.learned_iops:
+        rate = _border_rate(iv, border)
+        if iv.policy != policy or rate is None:
             continue
         latency_ms, iops = iv.read
-        rate = border * iv.learned_iops
-        if latency_ms <= 0 or iops <= 0 or rate <= 0:
+        if latency_ms <= 0 or iops <= 0:
             continue
         out.append(QueueReading(iops / rate, latency_ms / 1e3 * rate))
     return out
+
+
+def _border_rate(iv, border):
+    """The requests/s at which ``iv``'s domain line puts the border
+    (``border`` of its learned capacity), None without a reading or a
+    learned capacity to read it against."""
+    if not iv.read or not iv.learned_iops or border * iv.learned_iops <= 0:
+        return None
+    return border * iv.learned_iops
 
 
 def _mm1_services(utilisation):
@@ -885,12 +894,12 @@ def bound_releases(intervals, doc, policy='guarantee'):
     border = border_fraction(doc)
     out = []
     for iv in intervals:
-        if iv.policy != policy or not iv.read or not iv.learned_iops:
+        rate = _border_rate(iv, border)
+        if iv.policy != policy or rate is None:
             continue
         found = (_ROOM_PART.search(line) for line in iv.notes)
         parts = [int(m.group(1)) / 100 for m in found if m]
-        rate = border * iv.learned_iops
-        if parts and iv.read[1] > 0 and rate > 0:
+        if parts and iv.read[1] > 0:
             out.append(BoundRelease(iv.read[1] / rate, min(parts)))
     return out
 
