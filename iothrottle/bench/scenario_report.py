@@ -805,12 +805,8 @@ def queue_readings(intervals, doc, policy='guarantee'):
     capacity: the border's rate is the border fraction of it, and its
     time per request one over that rate (``guarantee.queue_service_s``
     at the store's own mix)."""
-    border = border_fraction(doc)
     out = []
-    for iv in intervals:
-        rate = _border_rate(iv, border)
-        if iv.policy != policy or rate is None:
-            continue
+    for iv, rate in _at_border_rate(intervals, doc, policy):
         latency_ms, iops = iv.read
         if latency_ms <= 0 or iops <= 0:
             continue
@@ -818,13 +814,17 @@ def queue_readings(intervals, doc, policy='guarantee'):
     return out
 
 
-def _border_rate(iv, border):
-    """The requests/s at which ``iv``'s domain line puts the border
-    (``border`` of its learned capacity), None without a reading or a
-    learned capacity to read it against."""
-    if not iv.read or not iv.learned_iops or border * iv.learned_iops <= 0:
-        return None
-    return border * iv.learned_iops
+def _at_border_rate(intervals, doc, policy):
+    """``(interval, rate)`` for each interval of ``policy``'s run whose
+    domain line shows a reading and a learned capacity, ``rate`` the
+    requests/s at which it puts the border (the run's border fraction
+    of that capacity)."""
+    border = border_fraction(doc)
+    for iv in intervals:
+        if iv.policy == policy and iv.read and iv.learned_iops:
+            rate = border * iv.learned_iops
+            if rate > 0:
+                yield iv, rate
 
 
 def _mm1_services(utilisation):
@@ -891,12 +891,8 @@ def bound_releases(intervals, doc, policy='guarantee'):
     """:class:`BoundRelease` of each interval of ``policy``'s run whose
     decisions took a part of the room a latency margin allowed and whose
     domain line shows a reading (the least part, where notes differ)."""
-    border = border_fraction(doc)
     out = []
-    for iv in intervals:
-        rate = _border_rate(iv, border)
-        if iv.policy != policy or rate is None:
-            continue
+    for iv, rate in _at_border_rate(intervals, doc, policy):
         found = (_ROOM_PART.search(line) for line in iv.notes)
         parts = [int(m.group(1)) / 100 for m in found if m]
         if parts and iv.read[1] > 0:
