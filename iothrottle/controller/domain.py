@@ -54,6 +54,23 @@ def decide_inputs(policy, state, storage_domain, capacity_of, inputs,
     """:func:`decide` on ``inputs``, a tuple of :func:`disk_input`: for a
     shell that builds them as it gathers the disks (the conductor: one
     pass over 10k disks instead of two)."""
+    return _run(policy.decide, policy, state, storage_domain, capacity_of,
+                inputs, now_s)
+
+
+def check(policy, state, storage_domain, capacity_of, disks, now_s):
+    """:func:`decide`'s check within an interval: ``disks`` sampled since
+    the last check, ``policy.early`` run on them (the caps a disk that
+    stopped leaves room for, :mod:`iothrottle.controller.idle`)."""
+    return _run(policy.early, policy, state, storage_domain, capacity_of,
+                tuple(disk_input(sample, guarantee, cap)
+                      for sample, guarantee, cap in disks), now_s)
+
+
+def _run(method, policy, state, storage_domain, capacity_of, inputs,
+         now_s):
+    """``method`` (the policy's decide or early) on one domain's
+    ``inputs``, as :func:`decide` describes."""
     try:
         view = model.DomainView(
             storage_domain=storage_domain,
@@ -61,7 +78,7 @@ def decide_inputs(policy, state, storage_domain, capacity_of, inputs,
             disks=inputs, now_s=now_s)
         if state is None:
             state = policy.initial_state()
-        outcome = policy.decide(view, state)
+        outcome = method(view, state)
     except Exception as exc:
         message = 'policy failed on storage domain %s: %s' % (
             storage_domain, exc)

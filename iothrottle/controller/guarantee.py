@@ -915,6 +915,21 @@ Each interval, for one storage domain:
    two-host run: intervals with VM2 at 0.4 in flight let VM1's cap grow
    the full 10 %, and VM2 fell to 95 % of its floor the next).
 
+Between two decisions
+---------------------
+A decision sets caps for a whole interval; when a disk stops inside it,
+the caps it made room for hold until the next one while the store
+idles where the disk was.  The policy's ``early`` hook runs at the
+standalone agent's checks (``idle_check_s``, 0.25 s) and hands the
+stopped disk's load of the last interval to the caps held at theirs,
+so that the domain keeps the load this decision settled on: the
+growth is no release (no border, no latency margin, no calm wait),
+and the next decision starts from the grown caps as from any others.
+The decision leaves what the checks read in ``DomainState.watch``
+(each disk's rate, bytes and latency) when it set or renewed a cap.
+The rule, what counts as stopped and its worked numbers are
+``iothrottle.controller.idle``'s essay.
+
 The minimum cap
 ---------------
 A floorless donor "cut to its floor" would be cut to 0, and 0 is
@@ -1508,6 +1523,8 @@ Tunables (``[controller]``)
 ``calm_intervals``    3     intervals without risk before a release
                             (fewer below the border, step 4)
 ``lease_s``           30    lifetime of a cap, seconds
+``idle_check_s``      0.25  seconds between two checks for a disk that
+                            stopped within an interval (0: none)
 ``min_cap_iops``      10    least cap on the IOPS axis, requests/s
 ``min_cap_bytes_sec`` 1 MiB/s  least cap on the bandwidth axis, bytes/s
 """
@@ -1516,6 +1533,7 @@ import dataclasses
 import math
 
 from iothrottle.controller import cost
+from iothrottle.controller import idle
 from iothrottle.controller import model
 from iothrottle.controller import policy
 from iothrottle.controller import shares
@@ -1716,7 +1734,9 @@ class DomainState:
     what its cuts took, both in requests/s of the domain's capacity
     (a load times its IOPS axis, which a learned capacity does not
     move): what tells its new load from a cut that failed
-    (``_new_load``).
+    (``_new_load``).  ``watch``: what the checks within the next
+    interval read a disk that stopped from (``idle.Watch``), left by a
+    decision that set or renewed a cap, empty otherwise.
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1734,6 +1754,7 @@ class DomainState:
     cut_iops: float = 0.0
     latency_s: float = 0.0
     completed_iops: float = 0.0
+    watch: idle.Watch = idle.Watch()
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -2216,9 +2237,26 @@ class GuaranteePolicy(policy.Policy):
                               proven_iops=state.proven(told, told_load),
                               depths=depths, free_iops=free_iops,
                               cut_iops=cut_iops, latency_s=latency_s,
-                              completed_iops=completed_iops),
+                              completed_iops=completed_iops,
+                              watch=_watch(view.disks, decisions,
+                                           bool(overbooking))),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
+
+    def early(self, view, state):
+        """A check within an interval: the caps a disk that stopped
+        leaves room for (:mod:`iothrottle.controller.idle`)."""
+        state = state or DomainState()
+        # Against the learned capacity, as the decision's loads: the
+        # factor is the same against any (both loads in one unit), the
+        # reason's part of the domain is not.
+        growth = idle.check(state.watch, dataclasses.replace(
+            view, capacity=learned_capacity(
+                view.capacity, state.capacity_scale(view.capacity))),
+            self.tunables.lease_s)
+        return policy.Outcome(
+            decisions=growth.decisions,
+            state=dataclasses.replace(state, watch=growth.watch))
 
     def _calm(self, view, state):
         """The Outcome of an interval in which nothing can happen, or
@@ -3285,6 +3323,16 @@ def _held_through_rise(prev, sample):
     if sample.latency_s < prev[1] / (1 - RESPONSE_LATENCY_DROP):
         return False
     return DEMAND_KEPT * prev[0] <= sample.iops <= prev[0] / DEMAND_KEPT
+
+
+def _watch(disks, decisions, overbooked):
+    """The ``idle.Watch`` of an interval's ``disks`` if ``decisions``
+    set or renew a cap (a check has caps to grow only then), else an
+    empty one; on an ``overbooked`` domain only the caps of disks with
+    a floor may grow."""
+    if any(d.action == model.CAP for d in decisions):
+        return idle.watch_of(disks, floors_only=overbooked)
+    return idle.Watch()
 
 
 def _served(disks):

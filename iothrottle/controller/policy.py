@@ -65,6 +65,14 @@ class Policy(abc.ABC):
     def decide(self, view, state):
         """Return the :class:`Outcome` for one interval of one domain."""
 
+    def early(self, view, state):
+        """The :class:`Outcome` of a check within an interval: ``view``
+        holds the samples since the last check (or decision) and the
+        caps in force, ``state`` what the last decision or check left.
+        Default: nothing to decide, the state kept (a policy that
+        decides only once an interval)."""
+        return Outcome(decisions=(), state=state)
+
 
 def minimum_cap(conf):
     """The :class:`~iothrottle.controller.model.MinimumCap` of
