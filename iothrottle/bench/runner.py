@@ -43,13 +43,26 @@ IDLE_IOPS = 1.0
 
 def ticks(interval_s, count):
     """Yield the elapsed seconds at ``count`` ticks of a fixed grid."""
+    for elapsed_s, is_tick in schedule(interval_s, count):
+        if is_tick:
+            yield elapsed_s
+
+
+def schedule(interval_s, count, check_s=0.0):
+    """Yield ``(elapsed seconds, is_tick)`` at ``count`` ticks of a
+    fixed grid and, between them, at the agent's checks every
+    ``check_s`` (``agent.check_times``; none for 0)."""
     start_s = tick_s = time.monotonic()
     pause = threading.Event()
     for _ in range(count):
+        for check_at_s in agent_mod.check_times(
+                tick_s, tick_s + interval_s, check_s):
+            pause.wait(max(0.0, check_at_s - time.monotonic()))
+            yield check_at_s - start_s, False
         tick_s += interval_s
         # Waiting out the measurement window is the measurement.
         pause.wait(max(0.0, tick_s - time.monotonic()))
-        yield tick_s - start_s
+        yield tick_s - start_s, True
 
 
 class WatchOnly:
@@ -245,9 +258,22 @@ class Seed000Run:
         (seed 000's plan has nothing to do: its ramp runs in the guest)."""
 
     def _ticks(self, agent, count):
-        """``count`` agent steps on a fixed grid of interval_s."""
-        for _ in ticks(self.plan.interval_s, count):
-            yield agent.step()
+        """``count`` agent steps on a fixed grid of interval_s, with the
+        agent's checks between them (``[controller] idle_check_s``):
+        each step's report carries the decisions its interval's checks
+        made, before its own."""
+        checked = []
+        for _, is_tick in schedule(self.plan.interval_s, count,
+                                   agent.conf.controller.idle_check_s):
+            if not is_tick:
+                checked.extend(agent.check_idle().decisions)
+                continue
+            report = agent.step()
+            if checked:
+                report = dataclasses.replace(
+                    report, decisions=tuple(checked) + report.decisions)
+                checked = []
+            yield report
 
     def _drain(self, agent, max_intervals=15):
         """Wait until the store is idle (queued requests finished)."""

@@ -346,8 +346,11 @@ def agent_conf(interval_s, policy=None):
 def agent_cpu(disks=100, intervals=60):
     """CPU of one host's agent per interval: ``disks`` domains of one
     disk each, one ``getAllDomainStats`` call, the ``guarantee`` policy
-    deciding locally (``Agent.step``: collect, decide, apply); ms of CPU
-    per interval (p50, p99, mean) and the collection's share."""
+    deciding locally (``Agent.step``: collect, decide, apply), and the
+    checks between two steps (``Agent.check_idle``, every ``[controller]
+    idle_check_s``: one ``getAllDomainStats`` call each); ms of CPU per
+    interval (p50, p99, mean, checks included), the collection's share
+    and a check's."""
     from iothrottle.compute import agent as agent_mod
     from iothrottle.compute import capacity as capacity_mod
     from iothrottle.compute import collector as collector_mod
@@ -376,16 +379,32 @@ def agent_cpu(disks=100, intervals=60):
     collector.collect = timed_collect
     agent.step(0.0)
     collect_ms.clear()
-    decided = 0
-    for k in range(1, intervals + 1):
-        conn.advance(5.0, k)
-        clock[0] = 5.0 * k
+    decided, check_ms = 0, []
+
+    def timed(call, at_s):
         started = time.process_time()
-        report = agent.step(5.0 * k)
-        cpu_ms.append((time.process_time() - started) * 1e3)
+        report = call(at_s)
+        return report, (time.process_time() - started) * 1e3
+    for k in range(1, intervals + 1):
+        at_s, spent_ms = 5.0 * (k - 1), 0.0
+        for check_at_s in agent_mod.check_times(
+                at_s, 5.0 * k, conf.controller.idle_check_s):
+            conn.advance(check_at_s - at_s, k)
+            at_s = clock[0] = check_at_s
+            report, ms = timed(agent.check_idle, at_s)
+            check_ms.append(ms)
+            spent_ms += ms
+            decided += len(report.decisions)
+        conn.advance(5.0 * k - at_s, k)
+        clock[0] = 5.0 * k
+        report, ms = timed(agent.step, 5.0 * k)
+        cpu_ms.append(spent_ms + ms)
         decided += len(report.decisions)
     return {'disks': disks, 'intervals': intervals,
             'samples_per_interval': len(report.samples),
+            'checks_per_interval': len(check_ms) / intervals,
+            'check_cpu_ms_mean': (sum(check_ms) / len(check_ms)
+                                  if check_ms else 0.0),
             'decisions': decided,
             'cpu_ms_p50': scale.percentile(cpu_ms, 0.5),
             'cpu_ms_p99': scale.percentile(cpu_ms, 0.99),

@@ -105,13 +105,16 @@ DECISION_KINDS = (
     ('other hold', re.compile(r'^held: ')),
     ('tighten', re.compile(r'^(kept while tightening: )?'
                            r'(latency|domain load) ')),
+    ('early', re.compile(r'^early: ')),
 )
 
 # When an interval's decisions differ in kind, the one that names it:
 # a tightening decides what the next interval can do; then a release,
-# a lift, and the holds.
+# a lift, and the holds.  A check's growth within an interval is
+# listed with that interval's decisions but acted in it, before them:
+# it names none (the decision after it is in force over the next).
 KIND_ORDER = ('tighten', 'release', 'lift', 'floor hold', 'calm hold',
-              'other hold', 'other', 'no cap')
+              'other hold', 'other', 'early', 'no cap')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,7 +37,12 @@ class PlanCollector:
         self.uuids = frozenset(uuids)
 
     def collect(self):
-        c = self.inner.collect()
+        return self._only(self.inner.collect())
+
+    def check(self):
+        return self._only(self.inner.check())
+
+    def _only(self, c):
         return dataclasses.replace(
             c, samples=tuple(s for s in c.samples
                              if s.instance_uuid in self.uuids),

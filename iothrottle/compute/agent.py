@@ -104,14 +104,11 @@ class Agent:
         errors = list(collection.errors)
         with self._lock:
             self._track(collection, errors)
-        by_domain = collections.defaultdict(list)
-        for sample in collection.samples:
-            by_domain[sample.storage_domain].append(sample)
         decisions = []
-        for storage_domain in sorted(by_domain):
+        for storage_domain, samples in _by_domain(collection.samples):
             decisions.extend(self._control_domain(
-                storage_domain, by_domain[storage_domain],
-                collection.instances, now_s, errors))
+                storage_domain, samples, collection.instances, now_s,
+                errors))
         expired = self._release_expired(now_s, errors)
         balloon = self._balloon_step(collection, now_s, errors)
         return StepReport(
@@ -171,9 +168,36 @@ class Agent:
                 self._apply(decision, guarantee, now_s, errors)
             return tuple(errors)
 
+    # -- a check within an interval -----------------------------------
+
+    def check_idle(self, now_s=None):
+        """A check between two steps (``[controller] idle_check_s``):
+        the disks sampled over the span since the last step or check,
+        each domain the policy has decided on given to the policy's
+        ``early`` hook, its decisions applied (caps a disk that stopped
+        leaves room for, :mod:`iothrottle.controller.idle`).  Returns a
+        StepReport whose samples cover that span."""
+        now_s = self.clock() if now_s is None else now_s
+        collection = self.collector.check()
+        errors = list(collection.errors)
+        decisions = []
+        for storage_domain, samples in _by_domain(collection.samples):
+            if storage_domain not in self._states:
+                continue   # no decision yet: nothing a check reads from
+            decisions.extend(self._control_domain(
+                storage_domain, samples, collection.instances, now_s,
+                errors, run=domain_mod.check))
+        return StepReport(
+            now_s=now_s, samples=collection.samples,
+            decisions=tuple(decisions),
+            caps=types.MappingProxyType(self.leases.caps()),
+            errors=tuple(errors), collect_s=collection.duration_s,
+            unreadable=collection.unreadable)
+
     def _control_domain(self, storage_domain, samples, instances, now_s,
-                        errors):
-        """Decide and apply for one storage domain; returns decisions."""
+                        errors, run=domain_mod.decide):
+        """Decide (``run``: ``domain.decide`` or ``domain.check``) and
+        apply for one storage domain; returns decisions."""
         disks = []
         for sample in samples:
             lease = self.leases.get(sample.disk_id)
@@ -181,7 +205,7 @@ class Agent:
                           self._guarantee(instances.get(sample.instance_uuid),
                                           sample),
                           lease.cap if lease is not None else None))
-        result = domain_mod.decide(
+        result = run(
             self.policy, self._states.get(storage_domain), storage_domain,
             self.capacities.capacity_of, disks, now_s)
         self._states[storage_domain] = result.state
@@ -416,14 +440,22 @@ class Agent:
         are skipped, not run in a burst.  Caps are lifted on the way out.
         """
         interval_s = self.conf.controller.interval_s
+        check_s = self.conf.controller.idle_check_s
         next_tick_s = self.clock()
         try:
             while not stop_event.is_set():
+                tick_s = next_tick_s
                 report = self.step()
                 if on_step is not None:
                     on_step(report)
                 next_tick_s = next_tick(next_tick_s, interval_s,
                                         self.clock())
+                for check_at_s in check_times(tick_s, next_tick_s, check_s):
+                    if self.clock() >= check_at_s:
+                        continue   # a slow step ran past it
+                    if stop_event.wait(check_at_s - self.clock()):
+                        return
+                    self.check_idle()
                 if stop_event.wait(max(0.0, next_tick_s - self.clock())):
                     break
         finally:
@@ -438,6 +470,25 @@ def own_disks(collection):
              for disk in instance.disks}
     disks.update(sample.disk_id for sample in collection.samples)
     return frozenset(disks)
+
+
+def _by_domain(samples):
+    """``(storage domain, [samples])`` pairs, in the domains' order."""
+    by_domain = collections.defaultdict(list)
+    for sample in samples:
+        by_domain[sample.storage_domain].append(sample)
+    return sorted(by_domain.items())
+
+
+def check_times(tick_s, next_tick_s, check_s):
+    """The checks between the ticks at ``tick_s`` and ``next_tick_s``:
+    every ``check_s`` from the first, none within half a check of the
+    next tick (which samples that span itself); none for ``check_s``
+    0."""
+    if check_s <= 0:
+        return []
+    count = int((next_tick_s - tick_s) / check_s - 0.5)
+    return [tick_s + k * check_s for k in range(1, count + 1)]
 
 
 def next_tick(last_tick_s, interval_s, now_s):

@@ -85,12 +85,33 @@ class Collector:
         self.device_of = device_of
         self.clock = clock
         self._previous = None
+        # The snapshot the last collection or check ended on: where the
+        # next check's samples start (collect() moves both).
+        self._checked = None
         # uuid -> (domain id, disk names in the stats, Instance)
         self._xml_cache = {}
         self._logged = set()
 
     def collect(self):
         """Sample every running domain; never raises for one domain."""
+        collection = self._gather(self._previous)
+        if not collection.unreadable:
+            self._previous = self._checked = collection.snapshot
+        return collection
+
+    def check(self):
+        """:meth:`collect` within an interval: samples over the span
+        since the last collection or check, which the next
+        :meth:`collect` still measures from the last collection (a
+        check moves no interval's start)."""
+        collection = self._gather(self._checked or self._previous)
+        if not collection.unreadable:
+            self._checked = collection.snapshot
+        return collection
+
+    def _gather(self, previous):
+        """One round trip: the Collection of every running domain, its
+        samples measured from ``previous``."""
         started = self.clock()
         errors = []
         try:
@@ -130,10 +151,8 @@ class Collector:
                 flavor=instance.flavor)
             for uuid, instance in found.items() for disk in instance.disks}
         samples = tuple(
-            sample for sample in stats.samples(self._previous, snapshot,
-                                               labels)
+            sample for sample in stats.samples(previous, snapshot, labels)
             if (sample.instance_uuid, sample.device) in labels)
-        self._previous = snapshot
         return Collection(taken, samples, types.MappingProxyType(found),
                           snapshot, tuple(errors), self.clock() - started)
 

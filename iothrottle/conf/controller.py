@@ -32,6 +32,20 @@ OPTS = [
                       'buckets on a change), 2 % of a 5 s interval and 5 '
                       '% of a 2 s one: the shorter the interval, the more '
                       'of a cut that burst takes back.'),
+    cfg.FloatOpt('idle_check_s',
+                 default=0.25, min=0.0, max=60.0,
+                 help='Seconds between two checks within an interval '
+                      'for a disk that stopped: the standalone agent '
+                      'samples its disks this often between decisions, '
+                      'and the "guarantee" policy hands the load of a '
+                      'disk that stopped to the caps held at theirs, so '
+                      'that the domain keeps the load the last decision '
+                      'settled on instead of idling until the next one. '
+                      'A disk counts as stopped after a span without a '
+                      'completion in which its last rate promised 8 '
+                      'requests. 0 turns the checks off; must be less '
+                      'than interval_s. Conductor mode decides once an '
+                      'interval and does not check.'),
     cfg.FloatOpt('border_fraction',
                  default=0.9, min=0.1, max=1.0,
                  help='A storage domain counts as saturated when its load '
@@ -130,12 +144,17 @@ OPTS = [
 def check(conf):
     """The first inconsistency between the group's options as one line,
     or None: a lease that does not outlive the interval lapses before
-    its renewal and makes the cap flap (issue 9)."""
+    its renewal and makes the cap flap (issue 9); a check within an
+    interval as long as the interval is none."""
     c = conf.controller
     for name in ('lease_s', 'paper_cap_time_s'):
         if getattr(c, name) <= c.interval_s:
             return ('[controller] %s (%g s) must exceed interval_s (%g s)'
                     % (name, getattr(c, name), c.interval_s))
+    if c.idle_check_s >= c.interval_s:
+        return ('[controller] idle_check_s (%g s) must be less than '
+                'interval_s (%g s); 0 turns the checks off'
+                % (c.idle_check_s, c.interval_s))
     return None
 
 

@@ -1,7 +1,9 @@
 """The bench's observer: an agent that measures and touches no limit."""
 
 import io
+import types
 
+import fixtures
 import testtools
 
 from iothrottle.bench import runner
@@ -34,3 +36,41 @@ class TestObserver(testtools.TestCase):
                           model.Cap(10, 0), iotune.IoTune())
         self.assertRaises(RuntimeError, actuator.restore, 'a', 'vda',
                           iotune.IoTune())
+
+
+class TestTicksWithChecks(testtools.TestCase):
+    """A run's intervals carry the decisions its checks made."""
+
+    def test_each_report_carries_its_intervals_checks_first(self):
+        run = runner.Seed000Run(seed000.default_plan(short=True),
+                                io.StringIO())
+        plan = [(0.5, False), (1.0, False), (2.0, True), (2.5, False),
+                (4.0, True), (6.0, True)]
+        self.useFixture(fixtures.MonkeyPatch(
+            'iothrottle.bench.runner.schedule',
+            lambda interval_s, count, check_s: iter(plan)))
+
+        class Agent:
+            conf = types.SimpleNamespace(
+                controller=types.SimpleNamespace(idle_check_s=0.5))
+            checks = steps = 0
+
+            def check_idle(self):
+                self.checks += 1
+                return types.SimpleNamespace(
+                    decisions=('check %d' % self.checks,))
+
+            def step(self):
+                self.steps += 1
+                return runner.agent_mod.StepReport(
+                    now_s=0.0, samples=(),
+                    decisions=('step %d' % self.steps,), caps={},
+                    errors=())
+        reports = list(run._ticks(Agent(), 3))
+        self.assertEqual([('check 1', 'check 2', 'step 1'),
+                          ('check 3', 'step 2'), ('step 3',)],
+                         [r.decisions for r in reports])
+
+    def test_the_schedule_puts_the_checks_between_the_ticks(self):
+        marks = [is_tick for _, is_tick in runner.schedule(0.02, 2, 0.005)]
+        self.assertEqual(([False] * 3 + [True]) * 2, marks)

@@ -252,9 +252,12 @@ class TestLosses(_FitsCase):
             'cap: held: g7, g8 within 20 % of guarantee; overbooked: x',
             'cap: held: g5\'s surplus above the guard band allows 0.033',
             'cap: static share 0.25 of told capacity -> 9.0 IOPS, 1 B/s',
-            'release: cap grew past the domain border; lifted')]
+            'release: cap grew past the domain border; lifted',
+            'cap: early: g2 stopped (0.50 s without a completion), 15.7 % of '
+            'the domain to the caps '
+            'at theirs (x 2.157) -> 43.7 IOPS, 11452570 B/s')]
         self.assertEqual(['tighten', 'floor hold', 'other hold', 'other',
-                          'lift'], kinds)
+                          'lift', 'early'], kinds)
         self.assertIsNone(report.decision_kind(
             '    domain: capacity 97.3 IOPS'))
         self.assertIsNone(report.decision_kind(
@@ -266,6 +269,10 @@ class TestLosses(_FitsCase):
         self.assertEqual('release', report.interval_kind({'release',
                                                           'lift'}))
         self.assertEqual('no cap', report.interval_kind(()))
+        # A check's growth names no interval its decision also names.
+        self.assertEqual('calm hold', report.interval_kind(
+            {'early', 'calm hold'}))
+        self.assertEqual('early', report.interval_kind({'early'}))
 
     def test_each_interval_lost_under_the_decision_before_it(self):
         losses = report.losses(self.intervals, self.doc)

@@ -69,6 +69,10 @@ class FakeCollector:
             instances=types.MappingProxyType(dict(self.instances)),
             snapshot=stats.HostSnapshot(0.0), errors=tuple(self.errors))
 
+    def check(self):
+        self.checks = getattr(self, 'checks', 0) + 1
+        return self.collect()
+
 
 class FakeActuator:
     """Live and persistent limits in dicts; records every call."""
@@ -123,6 +127,7 @@ class ScriptedPolicy:
     def __init__(self):
         self.views = []
         self.decide_for = {}
+        self.early_for = {}
         self.fail_on = set()
 
     def initial_state(self):
@@ -134,6 +139,11 @@ class ScriptedPolicy:
         self.views.append((view, state))
         decisions = tuple(self.decide_for.get(view.storage_domain, ()))
         return policy_mod.Outcome(decisions=decisions, state=state + 1)
+
+    def early(self, view, state):
+        self.views.append((view, 'early', state))
+        decisions = tuple(self.early_for.get(view.storage_domain, ()))
+        return policy_mod.Outcome(decisions=decisions, state=state + 100)
 
 
 def _cap(uuid, iops, lease_s=0.0):
@@ -377,6 +387,60 @@ class TestRun(AgentTestCase):
         self.assertEqual(3, len(reports))
         self.assertEqual(0, len(self.agent.leases))
         self.assertEqual('restore', self.actuator.calls[-1][0])
+
+
+class TestCheckIdle(AgentTestCase):
+    """Checks within an interval ([controller] idle_check_s)."""
+
+    def test_check_times_between_two_ticks(self):
+        self.assertEqual([10.5, 11.0, 11.5],
+                         agent_mod.check_times(10.0, 12.0, 0.5))
+        # None within half a check of the next tick.
+        self.assertEqual([10.7, 11.4],
+                         [round(t, 6) for t in
+                          agent_mod.check_times(10.0, 12.0, 0.7)])
+        self.assertEqual([], agent_mod.check_times(10.0, 12.0, 0.0))
+
+    def test_a_check_runs_the_policys_early_hook_on_decided_domains(self):
+        self.policy.early_for[SHARED] = [_cap('a', 120, lease_s=30.0)]
+        # Before any decision there is nothing to check against.
+        self.assertEqual((), self.agent.check_idle(0.5).decisions)
+        self.agent.step(1.0)
+        report = self.agent.check_idle(1.5)
+        self.assertEqual(['a/vda'], [d.disk_id for d in report.decisions])
+        self.assertEqual(120, report.caps['a/vda'].iops)
+        self.assertEqual(120, self.actuator.live[('a', 'vda')].total_iops_sec)
+        early = [(v.storage_domain, s) for v, *rest, s in self.policy.views
+                 if rest == ['early']]
+        # Each domain's state goes through the hook and comes back.
+        self.assertEqual([(LOCAL, 1), (SHARED, 1)], early)
+        self.assertEqual(2, self.collector.checks)
+        self.agent.step(2.0)
+        self.assertEqual([(LOCAL, 101), (SHARED, 101)],
+                         [(v.storage_domain, s)
+                          for v, s in self.policy.views[-2:]])
+
+    def test_run_checks_between_steps(self):
+        self.useFixture(config_fixture.Config(self.conf)).config(
+            group='controller', idle_check_s=0.25)
+        now = [0.0]
+
+        class Waits(threading.Event):
+            # The wait is the clock moving on: nothing sleeps.
+            def wait(self, timeout=None):
+                now[0] += timeout or 0.0
+                return self.is_set()
+        stop = Waits()
+        steps = []
+
+        def on_step(report):
+            steps.append(now[0])
+            if len(steps) == 2:
+                stop.set()
+        self.agent.clock = lambda: now[0]
+        self.agent.run(stop, on_step=on_step)
+        self.assertEqual([0.0, 1.0], steps)
+        self.assertEqual(3, self.collector.checks)
 
 
 class TestLeaseBounds(AgentTestCase):

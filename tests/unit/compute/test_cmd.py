@@ -28,18 +28,30 @@ class TestMain(testtools.TestCase):
     def _main(self, *argv):
         return cmd.main(list(argv) + ['--config-dir', self.tmp.path])
 
+    def _refused(self, controller_text, message):
+        """``iothrottle-compute`` with ``[controller]`` options
+        ``controller_text`` fails with ``message`` as its one line."""
+        conf = self._file('iothrottle.conf',
+                          '[controller]\n' + textwrap.dedent(
+                              controller_text))
+        self.assertNotEqual(0, cmd.main(['--config-file', conf]))
+        self.assertEqual('iothrottle-compute: %s\n' % message,
+                         self.stderr.getvalue())
+
     def test_lease_not_longer_than_the_interval_is_refused(self):
         # Issue 9 item 12: lease_s <= interval_s was accepted and made
         # caps lapse before their renewal.
-        conf = self._file('iothrottle.conf', '''
-            [controller]
+        self._refused('''
             interval_s = 5
             lease_s = 5
-            ''')
-        self.assertNotEqual(0, cmd.main(['--config-file', conf]))
-        self.assertEqual('iothrottle-compute: [controller] lease_s (5 s) '
-                         'must exceed interval_s (5 s)\n',
-                         self.stderr.getvalue())
+            ''', '[controller] lease_s (5 s) must exceed interval_s (5 s)')
+
+    def test_a_check_as_long_as_the_interval_is_refused(self):
+        self._refused('''
+            interval_s = 2
+            idle_check_s = 2
+            ''', ('[controller] idle_check_s (2 s) must be less than '
+                  'interval_s (2 s); 0 turns the checks off'))
 
     def test_conductor_mode_with_unreachable_libvirt(self):
         conf = self._file('iothrottle.conf', '''

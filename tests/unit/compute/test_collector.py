@@ -68,7 +68,7 @@ class FakeConn:
         return [(dom, dom.record()) for dom in self.doms]
 
 
-class TestCollector(testtools.TestCase):
+class CollectorCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -82,6 +82,9 @@ class TestCollector(testtools.TestCase):
     def _collect(self, advance_s=1.0):
         self.now += advance_s
         return self.collector.collect()
+
+
+class TestCollector(CollectorCase):
 
     def test_one_stats_call_per_interval_and_labelled_samples(self):
         self.assertEqual((), self._collect().samples)
@@ -138,3 +141,38 @@ class TestBlockDeviceOf(testtools.TestCase):
         # /proc has no block device behind it: major 0.
         self.assertTrue(collector.block_device_of('/proc/self/stat')
                         .startswith('0:'))
+
+
+class TestCheck(CollectorCase):
+    """A check within an interval: samples since the last collection or
+    check, and the interval's own collection left whole."""
+
+    def _check(self, wr_reqs, advance_s=0.5):
+        """A's samples by uuid from a check ``advance_s`` on, a's
+        counter at ``wr_reqs``."""
+        self.a.wr_reqs = wr_reqs
+        self.now += advance_s
+        return {s.instance_uuid: s for s in self.collector.check().samples}
+
+    def test_checks_chain_and_the_collection_spans_the_interval(self):
+        self._collect()
+        first = self._check(10)
+        self.assertEqual(0.5, first['a'].interval_s)
+        self.assertEqual(20.0, first['a'].write_iops)
+        self.assertEqual(10.0, self._check(15)['a'].write_iops)
+        self.a.wr_reqs = 40
+        whole = {s.instance_uuid: s for s in self._collect(1.0).samples}
+        self.assertEqual(2.0, whole['a'].interval_s)
+        self.assertEqual(20.0, whole['a'].write_iops)
+        self.assertEqual(10.0, self._check(45)['a'].write_iops)
+
+    def test_a_check_before_any_collection_has_no_samples(self):
+        self.now += 1.0
+        self.assertEqual((), self.collector.check().samples)
+        # The first collection is still the first sight, and the one
+        # after it measures from it, not from the check.
+        self.a.wr_reqs = 6
+        self.assertEqual((), self._collect().samples)
+        self.a.wr_reqs = 10
+        samples = {s.instance_uuid: s for s in self._collect(2.0).samples}
+        self.assertEqual(2.0, samples['a'].write_iops)
