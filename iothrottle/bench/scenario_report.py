@@ -51,6 +51,11 @@ doc/scenario-runs/:
   (``guarantee.queue_room_part``), set against the store they model;
   and ``bound_releases``, the releases a latency margin bounded, by the
   same load: how much room there was, and what part of it they took.
+- ``stop_totals`` (with the traces): on the plans that fit with a
+  guest stopping, the requests/s against ``none``'s in the intervals a
+  guest stopped in and over the whole plans: what a policy that
+  decides once an interval loses where a guest stops (the checks
+  within an interval, ``iothrottle.controller.idle``, are its answer).
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -62,6 +67,7 @@ import dataclasses
 import math
 import re
 import statistics
+import types
 
 from iothrottle.bench import scenarios
 from iothrottle.controller import guarantee
@@ -582,6 +588,66 @@ def interval_totals(intervals, doc, policy='guarantee'):
                     if end_s in none[index]]
             for index, by_end in sorted(by_policy[policy].items())
             if index in none}
+
+
+@dataclasses.dataclass
+class StopTotals:
+    """A run's requests/s against ``none``'s over the plans that fit
+    and have a guest stopping: in the intervals a guest stopped in
+    (the first after each stop, :func:`stop_totals`) and over every
+    interval of those plans."""
+    plans: int = 0
+    stop_intervals: int = 0
+    at_stops: float = 0.0        # policy's requests/s, summed
+    none_at_stops: float = 0.0
+    whole: float = 0.0
+    none_whole: float = 0.0
+
+    def add(self, other):
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name)
+                    + getattr(other, field.name))
+
+
+def stop_totals(intervals, doc, policy='guarantee'):
+    """The :class:`StopTotals` of one run: where a policy that decides
+    once an interval loses what a guest that stops leaves (its caps
+    hold through the interval the guest stopped in)."""
+    out = StopTotals()
+    for index, rows in interval_totals(intervals, doc, policy).items():
+        plan = plan_of(doc, index)
+        stops = [e.at_s for e in plan.events
+                 if e.action == scenarios.STOP and e.at_s > 0]
+        if not stops:
+            continue
+        out.plans += 1
+        for end_s, iops, other, _ in rows:
+            out.whole += iops
+            out.none_whole += other
+            at = types.SimpleNamespace(end_s=end_s)
+            if any(scenarios.after_event(plan, t, at, plan.interval_s)
+                   for t in stops):
+                out.stop_intervals += 1
+                out.at_stops += iops
+                out.none_at_stops += other
+    return out
+
+
+def stop_totals_table(by_label):
+    """``{label: StopTotals}`` as one row each."""
+    lines = ['requests/s against none\'s, plans that fit with a guest '
+             'stopping:',
+             'run              plans  stop intervals  in them  whole plans']
+    for label, t in by_label.items():
+        lines.append('%-16s %5d  %14d  %7s  %11s' % (
+            label, t.plans, t.stop_intervals,
+            _ratio(t.at_stops, t.none_at_stops),
+            _ratio(t.whole, t.none_whole)))
+    return '\n'.join(lines)
+
+
+def _ratio(mine, theirs):
+    return '%.3f' % (mine / theirs) if theirs > 0 else '-'
 
 
 @dataclasses.dataclass

@@ -22,7 +22,8 @@ of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
-[--losses] [--acted PATTERN] [--falls] [--caps] [--paced] [--queue]``
+[--losses] [--acted PATTERN] [--falls] [--caps] [--paced] [--queue]
+[--stops]``
 prints the tables of finished scenario runs from their JSON (and
 traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
@@ -46,6 +47,7 @@ no services (``--profile``: where the time goes; see
 """
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -321,6 +323,12 @@ def parse_args(argv):
                         'the releases a latency margin bounded by the '
                         'same load: the part of the room under the border '
                         'they took, the room and the step')
+    r.add_argument('--stops', action='store_true',
+                   help='also read each run\'s trace and print, per '
+                        'label, the requests/s against none\'s in the '
+                        'intervals a guest stopped in (the first after '
+                        'each stop) and over the whole plans, on the '
+                        'plans that fit with a guest stopping')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -695,9 +703,10 @@ def run_report(args, out):
     if noise:
         out.write(noise + '\n')
     if not (args.decompose or args.losses or args.acted or args.falls
-            or args.caps or args.paced or args.queue):
+            or args.caps or args.paced or args.queue or args.stops):
         return 0
     summed, traced, passes, paced, queue, bound = {}, [], [], [], [], []
+    stops = collections.OrderedDict()
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
@@ -711,6 +720,9 @@ def run_report(args, out):
         if args.paced:
             paced.extend(scenario_report.paced_rates(intervals, doc,
                                                      args.policy))
+        if args.stops:
+            stops.setdefault(label, scenario_report.StopTotals()).add(
+                scenario_report.stop_totals(intervals, doc, args.policy))
         if args.queue:
             queue.extend(scenario_report.queue_readings(intervals, doc,
                                                         args.policy))
@@ -747,6 +759,8 @@ def run_report(args, out):
     if args.queue:
         out.write('\n%s\n' % scenario_report.queue_table(queue))
         out.write('\n%s\n' % scenario_report.bound_releases_table(bound))
+    if args.stops:
+        out.write('\n%s\n' % scenario_report.stop_totals_table(stops))
     if args.acted:
         out.write('\n%s\n' % scenario_report.acted_table(
             scenario_report.acted(traced, args.policy),

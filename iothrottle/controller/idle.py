@@ -61,6 +61,20 @@ two bursters capped at 30 and 20 requests/s of 16 KB on a store of 95,
 a paced guest of 25 requests/s stops; ``l`` = 25/95, ``C`` = 50/95,
 the factor 1.5: caps of 45 and 30, the domain's load where it was.
 
+Measured
+--------
+Scenario bench, 2-core TCG testbed, stores 93.0-94.7 IOPS: the twelve
+plans of seeds 11, 19, 23, 53, 59, 67 and 89 whose README runs lost
+most in the interval a guest stopped in, each run with ``idle_check_s``
+0 and at its default on the same code, ``--policy none --policy
+guarantee`` (doc/scenarios.rst, "A disk that stops, seen within the
+interval").  The intervals a guest stopped in: 0.934 of ``none``'s
+requests against 0.781; the plans: 0.988 against 0.963, at >= 97 %
+of ``none`` on 10 of 12 against 3, every floor kept on 12 of 12 with
+both.  The checks grew 37 caps, every one in an interval a
+guest stopped in: 17 guests found stopped, after 0.5 to 1.25 s
+without a completion.
+
 What it does not do
 -------------------
 It never cuts and never lifts: the next full decision sees the grown

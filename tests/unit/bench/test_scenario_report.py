@@ -316,6 +316,44 @@ class TestLosses(_FitsCase):
         self.assertEqual(1, one[True]['tighten'].intervals)
 
 
+# Seed 11's plan 1: g2 stops at 10 s, so the interval ending at 12 s
+# is the one it stopped in; plan 0 has no stop and is left out.
+STOP_TRACE = """\
+plan 0 guarantee t=  2.0 g1=600/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 0 none      t=  2.0 g1=900/265@80ms g2=170/174@80ms g6=40/39@80ms
+plan 1 guarantee t= 10.0 g1=640/-[cap 10]@80ms g2=320/300@80ms g3=0/-@0ms
+plan 1 none      t= 10.0 g1=640/-@80ms g2=320/300@80ms g3=0/-@0ms
+plan 1 guarantee t= 12.0 g1=640/-[cap 10]@80ms g2=0/-@0ms g3=0/-@0ms
+plan 1 none      t= 12.0 g1=1280/-@80ms g2=0/-@0ms g3=0/-@0ms
+"""
+
+
+class TestStopTotals(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.intervals = report.parse_trace(io.StringIO(STOP_TRACE))
+        fits = {'guarantee': (None, {'satisfied': True})}
+        self.doc = _doc(11, {0: fits, 1: fits}, overbooked=False)
+
+    def test_the_interval_a_guest_stopped_in_against_the_whole(self):
+        plan = report.plan_of(self.doc, 1)
+        g1, g2 = (plan.guest(n).block_kb for n in ('g1', 'g2'))
+        t = report.stop_totals(self.intervals, self.doc)
+        self.assertEqual((1, 1), (t.plans, t.stop_intervals))
+        self.assertAlmostEqual(640 / g1, t.at_stops)
+        self.assertAlmostEqual(1280 / g1, t.none_at_stops)
+        self.assertAlmostEqual(2 * 640 / g1 + 320 / g2, t.whole)
+        self.assertAlmostEqual(640 / g1 + 320 / g2 + 1280 / g1,
+                               t.none_whole)
+        both = report.StopTotals()
+        both.add(t)
+        both.add(t)
+        text = report.stop_totals_table({'head': both})
+        self.assertIn('head                 2               2    0.500',
+                      text)
+
+
 class TestPacedRates(_FitsCase):
     """LOSS_TRACE's plan (seed 11 plan 0): g2 (16 KB) paced at 188.78
     KB/s and g6 (4 KB) at 45.4 KB/s, one process each; g1 the burster."""
@@ -811,6 +849,13 @@ class TestReportCommand(testtools.TestCase):
         self.assertRegex(text, r'\n0\.95-1\.00 +2 +9\.00 ')   # both runs
         self.assertNotIn('paced uncapped guests', text)     # no --paced
         self.assertEqual(1, text.count('releases a latency margin bounded'))
+
+    def test_stops_sums_the_runs_of_a_label(self):
+        paths = self._fitting_runs(11, 1, 100, 90, STOP_TRACE)
+        text = self._report(['x=' + p for p in paths] + ['--stops'])
+        self.assertEqual(1, text.count('plans that fit with a guest '
+                                       'stopping'))
+        self.assertRegex(text, r'\nx +2 +2 +0\.500 ')     # both runs
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()
