@@ -634,15 +634,19 @@ def stop_totals(intervals, doc, policy='guarantee'):
 
 
 def stop_totals_table(by_label):
-    """``{label: StopTotals}`` as one row each."""
+    """``{label: StopTotals}`` as one row each: the ratios to ``none``
+    and the requests/s lost against it, summed over the intervals."""
     lines = ['requests/s against none\'s, plans that fit with a guest '
-             'stopping:',
-             'run              plans  stop intervals  in them  whole plans']
+             'stopping (lost: none\'s less the run\'s, summed over the '
+             'intervals):',
+             'run              plans  stop intervals  in them  whole plans'
+             '  lost in them  lost in all']
     for label, t in by_label.items():
-        lines.append('%-16s %5d  %14d  %7s  %11s' % (
+        lines.append('%-16s %5d  %14d  %7s  %11s  %12.0f  %11.0f' % (
             label, t.plans, t.stop_intervals,
             _ratio(t.at_stops, t.none_at_stops),
-            _ratio(t.whole, t.none_whole)))
+            _ratio(t.whole, t.none_whole),
+            t.none_at_stops - t.at_stops, t.none_whole - t.whole))
     return '\n'.join(lines)
 
 

@@ -625,7 +625,7 @@ def run_scale(args, out):
         document['agent'] = agent
         out.write('agent, %d disks, one getAllDomainStats (fake libvirt '
                   'connection): %.1f ms CPU per interval (p99 %.1f; '
-                  'collection %.1f; %.0f checks of %.1f), %.2f %% of a '
+                  'collection %.1f; %.1f checks of %.1f), %.2f %% of a '
                   'core at 5 s\n' % (
                       agent['disks'], agent['cpu_ms_mean'],
                       agent['cpu_ms_p99'], agent['collect_cpu_ms_mean'],

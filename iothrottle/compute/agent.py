@@ -173,17 +173,24 @@ class Agent:
     def check_idle(self, now_s=None):
         """A check between two steps (``[controller] idle_check_s``):
         the disks sampled over the span since the last step or check,
-        each domain the policy has decided on given to the policy's
+        each domain whose state the policy wants checked given to its
         ``early`` hook, its decisions applied (caps a disk that stopped
         leaves room for, :mod:`iothrottle.controller.idle`).  Returns a
-        StepReport whose samples cover that span."""
+        StepReport whose samples cover that span; when no domain wants
+        a check the host is not sampled and the report is empty."""
         now_s = self.clock() if now_s is None else now_s
+        wanted = {domain for domain, state in self._states.items()
+                  if self.policy.wants_check(state)}
+        if not wanted:
+            return StepReport(now_s=now_s, samples=(), decisions=(),
+                              caps=types.MappingProxyType(
+                                  self.leases.caps()), errors=())
         collection = self.collector.check()
         errors = list(collection.errors)
         decisions = []
         for storage_domain, samples in _by_domain(collection.samples):
-            if storage_domain not in self._states:
-                continue   # no decision yet: nothing a check reads from
+            if storage_domain not in wanted:
+                continue
             decisions.extend(self._control_domain(
                 storage_domain, samples, collection.instances, now_s,
                 errors, run=domain_mod.check))

@@ -2251,6 +2251,11 @@ class GuaranteePolicy(policy.Policy):
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
+    def wants_check(self, state):
+        """Whether the last decision left a watch (it set or renewed a
+        cap) with a disk yet to stop."""
+        return state is not None and idle.has_watched(state.watch)
+
     def early(self, view, state):
         """A check within an interval: the caps a disk that stopped
         leaves room for (:mod:`iothrottle.controller.idle`)."""

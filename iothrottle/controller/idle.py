@@ -50,7 +50,9 @@ The loop
 The shell (``iothrottle.compute.agent.Agent.check_idle``) samples the
 domain's disks every ``[controller] idle_check_s`` (0.25 s by
 default, 0 turns the checks off) between two decisions, each check's
-samples covering the span since the one before; the policy's ``early``
+samples covering the span since the one before, while a domain's last
+decision left caps to grow (``has_watched``: a host without caps is
+not sampled); the policy's ``early``
 hook passes them here with the ``Watch`` its last decision left: each
 disk's rate, bytes and latency over the last interval.  A disk found
 stopped gives its load ``l`` once an interval (``Watch.freed``); the
@@ -131,6 +133,12 @@ def watch_of(disks, floors_only=False):
     return Watch(served=tuple(
         (d.disk_id, d.sample.iops, d.sample.bytes_sec, d.sample.latency_s)
         for d in disks if d.sample.iops > 0), floors_only=floors_only)
+
+
+def has_watched(watch):
+    """Whether ``watch`` holds a disk whose stop a check could still
+    hand out (none once every watched disk gave its load)."""
+    return any(disk_id not in watch.freed for disk_id, *_ in watch.served)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -65,6 +65,13 @@ class Policy(abc.ABC):
     def decide(self, view, state):
         """Return the :class:`Outcome` for one interval of one domain."""
 
+    def wants_check(self, state):
+        """Whether a check within the interval can decide anything for
+        a domain whose state is ``state``: the shell samples the host
+        at a check only if one of its domains says so.  Default: no
+        (with :meth:`early`'s default, nothing to decide)."""
+        return False
+
     def early(self, view, state):
         """The :class:`Outcome` of a check within an interval: ``view``
         holds the samples since the last check (or decision) and the

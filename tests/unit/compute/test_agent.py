@@ -53,6 +53,7 @@ class FakeCollector:
         self.instances = instances_by_uuid
         self.samples = ()
         self.errors = ()
+        self.checks = 0     # check() calls
         # True: libvirt cannot be read (libvirtd restarting).
         self.unreadable = False
 
@@ -70,7 +71,7 @@ class FakeCollector:
             snapshot=stats.HostSnapshot(0.0), errors=tuple(self.errors))
 
     def check(self):
-        self.checks = getattr(self, 'checks', 0) + 1
+        self.checks += 1
         return self.collect()
 
 
@@ -128,6 +129,8 @@ class ScriptedPolicy:
         self.views = []
         self.decide_for = {}
         self.early_for = {}
+        # States for which a check is not wanted.
+        self.unchecked = set()
         self.fail_on = set()
 
     def initial_state(self):
@@ -139,6 +142,9 @@ class ScriptedPolicy:
         self.views.append((view, state))
         decisions = tuple(self.decide_for.get(view.storage_domain, ()))
         return policy_mod.Outcome(decisions=decisions, state=state + 1)
+
+    def wants_check(self, state):
+        return state not in self.unchecked
 
     def early(self, view, state):
         self.views.append((view, 'early', state))
@@ -412,13 +418,23 @@ class TestCheckIdle(AgentTestCase):
         self.assertEqual(120, self.actuator.live[('a', 'vda')].total_iops_sec)
         early = [(v.storage_domain, s) for v, *rest, s in self.policy.views
                  if rest == ['early']]
-        # Each domain's state goes through the hook and comes back.
+        # Each domain's state goes through the hook and comes back; the
+        # check before any decision sampled nothing.
         self.assertEqual([(LOCAL, 1), (SHARED, 1)], early)
-        self.assertEqual(2, self.collector.checks)
+        self.assertEqual(1, self.collector.checks)
         self.agent.step(2.0)
         self.assertEqual([(LOCAL, 101), (SHARED, 101)],
                          [(v.storage_domain, s)
                           for v, s in self.policy.views[-2:]])
+
+    def test_no_domain_wanting_a_check_samples_nothing(self):
+        self.agent.step(1.0)
+        self.policy.unchecked = {1}
+        report = self.agent.check_idle(1.5)
+        self.assertEqual(((), ()), (report.samples, report.decisions))
+        self.assertEqual(0, self.collector.checks)
+        self.policy.unchecked = set()
+        self.assertEqual(3, len(self.agent.check_idle(1.75).samples))
 
     def test_run_checks_between_steps(self):
         self.useFixture(config_fixture.Config(self.conf)).config(

@@ -163,6 +163,16 @@ class TestGuaranteeHook(testtools.TestCase):
         self.assertEqual(outcome.state.learned_iops,
                          second.state.learned_iops)
 
+    def test_a_check_is_wanted_while_a_watched_disk_may_stop(self):
+        self.assertFalse(self.policy.wants_check(None))
+        self.assertFalse(self.policy.wants_check(guarantee.DomainState()))
+        watch = idle.watch_of(LAST[2:])
+        state = guarantee.DomainState(watch=watch)
+        self.assertTrue(self.policy.wants_check(state))
+        _, freed = run(watch, checked(0.0), checked(0.0))
+        self.assertFalse(self.policy.wants_check(
+            guarantee.DomainState(watch=freed)))
+
     def test_a_decision_without_caps_leaves_none(self):
         outcome = self.policy.decide(
             view(disk('a', 20.0, 0.02), disk('b', 10.0, 0.02)),
