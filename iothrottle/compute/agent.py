@@ -4,7 +4,10 @@ Every interval the agent collects one sample per disk on this host,
 groups the samples by storage domain, asks the controller policy what to
 do with each domain, applies the answer as leased live caps, and lifts
 the caps whose lease ran out.  A failing domain, disk or policy call is
-logged and skipped; it never stops the others or the loop.
+logged and skipped; it never stops the others or the loop.  Between two
+intervals it checks its disks every ``[controller] idle_check_s`` while
+a domain's policy wants it (:meth:`Agent.check_idle`: a disk that
+stopped leaves room for the caps, :mod:`iothrottle.controller.idle`).
 
 A decision is applied only to a disk of a running domain that this
 agent's latest collection found (its own, see ``[agent] owned_domains``):

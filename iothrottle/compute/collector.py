@@ -5,7 +5,10 @@ many domains run: libvirt gathers the counters in one round trip.  Each
 domain's XML (who it is, where its disks live) is fetched once and cached;
 it is fetched again when the domain restarts (its id changes) or its disk
 set changes (hotplug).  A domain that fails (it vanished mid-collection)
-is logged once and skipped; the others are still collected.
+is logged once and skipped; the others are still collected.  A check
+within an interval (:meth:`Collector.check`, the agent's ``[controller]
+idle_check_s``) is one more such call, its samples over the span since
+the last check; it leaves the interval's own samples whole.
 
 The counter math lives in :mod:`iothrottle.compute.stats`, the XML
 parsing in :mod:`iothrottle.compute.instances`.
