@@ -926,7 +926,9 @@ so that the domain keeps the load this decision settled on: the
 growth is no release (no border, no latency margin, no calm wait),
 and the next decision starts from the grown caps as from any others.
 The decision leaves what the checks read in ``DomainState.watch``
-(each disk's rate, bytes and latency) when it set or renewed a cap.
+(each disk's rate, bytes and latency) when it set or renewed a cap;
+``wants_check`` tells the agent whether a check can act (a watched
+disk has yet to stop), and a host where none can is not sampled.
 The rule, what counts as stopped and its worked numbers are
 ``iothrottle.controller.idle``'s essay.
 
