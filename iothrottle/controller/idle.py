@@ -8,8 +8,9 @@ last decision set hold through the rest of the interval: the bursters
 they hold run under them while the store idles where the stopped guest
 was, and the release comes at the interval's end.  In the README's
 nineteen scenario draws (2026-11-29 to 2026-12-01), the plans that fit
-and have an idle phase lost 723 requests/s-intervals against ``none``;
-467 of them in the interval a guest stopped in, and on eight of the
+with a guest stopping lost 723 requests/s against ``none`` (summed over
+their intervals, ``iothrottle-bench report --stops``), 467 of them in
+the interval a guest stopped in, and on eight of the
 sixteen such plans under the totals bar (97 % of ``none``) that one
 interval took more than the bar allows for the whole plan (seed 59
 plan 7: 61 requests/s in it, 0.937 of ``none`` over the plan).
@@ -28,8 +29,9 @@ so far: that the disk stopped, and that the disks grown want the room.
 interval promised many: ``idle_s x iops >= MIN_MISSED_REQUESTS`` (8)
 and ``idle_s >= IDLE_LATENCIES x latency_s`` (3), its rate and latency
 those of the last interval.  A disk at 20 requests/s and 60 ms is
-stopped after 0.4 s without a completion; one at 4 requests/s after
-2 s, so a slow disk is left to the interval's decision.  Eight missed
+stopped after 0.4 s without a completion (two checks of 0.25 s); one
+at 4 requests/s after 2 s, so a slow disk is left to the interval's
+decision.  Eight missed
 requests is ``e^-8`` (0.03 %) for a Poisson stream of that rate, and
 a stream with a request in flight completes one within three of its
 latencies unless the store stalls, which the second fact rules out.
@@ -52,9 +54,9 @@ domain's disks every ``[controller] idle_check_s`` (0.25 s by
 default, 0 turns the checks off) between two decisions, each check's
 samples covering the span since the one before, while a domain's last
 decision left caps to grow (``has_watched``: a host without caps is
-not sampled); the policy's ``early``
-hook passes them here with the ``Watch`` its last decision left: each
-disk's rate, bytes and latency over the last interval.  A disk found
+not sampled); the policy's ``early`` hook passes them here with the
+``Watch`` its last decision left: each disk's rate, bytes and latency
+over the last interval.  A disk found
 stopped gives its load ``l`` once an interval (``Watch.freed``); the
 caps of the disks at them grow by one factor ``1 + l / C``, ``C`` the
 load of those caps together (both axes of the cost model, against the
