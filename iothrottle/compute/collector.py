@@ -7,8 +7,9 @@ it is fetched again when the domain restarts (its id changes) or its disk
 set changes (hotplug).  A domain that fails (it vanished mid-collection)
 is logged once and skipped; the others are still collected.  A check
 within an interval (:meth:`Collector.check`, the agent's ``[controller]
-idle_check_s``) is one more such call, its samples over the span since
-the last check; it leaves the interval's own samples whole.
+idle_check_s``) is one more such call for the disk counters only, its
+samples over the span since the last check; it leaves the interval's
+own samples whole.
 
 The counter math lives in :mod:`iothrottle.compute.stats`, the XML
 parsing in :mod:`iothrottle.compute.instances`.
@@ -33,6 +34,9 @@ LOG = logging.getLogger(__name__)
 STATS_GROUPS = (libvirt.VIR_DOMAIN_STATS_BLOCK
                 | libvirt.VIR_DOMAIN_STATS_BALLOON
                 | libvirt.VIR_DOMAIN_STATS_STATE)
+# A check within an interval reads disk counters only: the balloon
+# group costs libvirt a query of each guest's balloon driver.
+CHECK_GROUPS = libvirt.VIR_DOMAIN_STATS_BLOCK
 # Shut-off domains do no I/O; asking for them only costs time.
 STATS_FLAGS = libvirt.VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE
 # Key part of a file that /sys/dev/block is not told about (tmpfs, ...).
@@ -107,19 +111,19 @@ class Collector:
         since the last collection or check, which the next
         :meth:`collect` still measures from the last collection (a
         check moves no interval's start)."""
-        collection = self._gather(self._checked or self._previous)
+        collection = self._gather(self._checked or self._previous,
+                                  CHECK_GROUPS)
         if not collection.unreadable:
             self._checked = collection.snapshot
         return collection
 
-    def _gather(self, previous):
-        """One round trip: the Collection of every running domain, its
-        samples measured from ``previous``."""
+    def _gather(self, previous, groups=STATS_GROUPS):
+        """One round trip for the stats ``groups``: the Collection of
+        every running domain, its samples measured from ``previous``."""
         started = self.clock()
         errors = []
         try:
-            records = self.conn.getAllDomainStats(STATS_GROUPS,
-                                                  STATS_FLAGS)
+            records = self.conn.getAllDomainStats(groups, STATS_FLAGS)
         except libvirt.libvirtError as exc:
             message = 'cannot read domain statistics: %s' % _reason(exc)
             self._log_once('host', message)

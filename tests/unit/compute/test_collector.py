@@ -63,6 +63,7 @@ class FakeConn:
 
     def getAllDomainStats(self, stats, flags):
         self.calls += 1
+        self.groups = stats
         if self.broken:
             raise FakeError('connection reset')
         return [(dom, dom.record()) for dom in self.doms]
@@ -165,6 +166,12 @@ class TestCheck(CollectorCase):
         self.assertEqual(2.0, whole['a'].interval_s)
         self.assertEqual(20.0, whole['a'].write_iops)
         self.assertEqual(10.0, self._check(45)['a'].write_iops)
+
+    def test_a_check_reads_the_disk_counters_only(self):
+        self._collect()
+        self.assertEqual(collector.STATS_GROUPS, self.conn.groups)
+        self._check(5)
+        self.assertEqual(libvirt.VIR_DOMAIN_STATS_BLOCK, self.conn.groups)
 
     def test_a_check_before_any_collection_has_no_samples(self):
         self.now += 1.0
