@@ -2068,13 +2068,20 @@ def _passed_after_change(limit, one_request, interval_s):
             + one_request / interval_s)
 
 
-def _at_cap(sample, cap):
-    """Whether a disk runs at its cap on either axis."""
+def _at_cap(sample, cap, slack_requests=0.0):
+    """Whether a disk runs at its cap on either axis: at
+    ``AT_CAP_FRACTION`` of it, or within ``slack_requests`` of it over
+    the sample's span (a check's short span sees a cap as a few whole
+    requests, ``idle.CHECK_SLACK_REQUESTS``)."""
     if cap is None:
         return False
-    return ((cap.iops > 0 and sample.iops >= AT_CAP_FRACTION * cap.iops)
-            or (cap.bytes_sec > 0
-                and sample.bytes_sec >= AT_CAP_FRACTION * cap.bytes_sec))
+    slack_s = slack_requests / sample.interval_s
+    return ((cap.iops > 0 and sample.iops
+             >= min(AT_CAP_FRACTION * cap.iops, cap.iops - slack_s))
+            or (cap.bytes_sec > 0 and sample.bytes_sec
+                >= min(AT_CAP_FRACTION * cap.bytes_sec, cap.bytes_sec
+                       - slack_s * cost.mean_request_bytes(
+                           sample.iops, sample.bytes_sec))))
 
 
 def water_fill(excesses, weights, deficit):
@@ -2268,7 +2275,7 @@ class GuaranteePolicy(policy.Policy):
         growth = idle.check(state.watch, dataclasses.replace(
             view, capacity=learned_capacity(
                 view.capacity, state.capacity_scale(view.capacity))),
-            self.tunables.lease_s)
+            self.tunables.lease_s, _at_cap_over_a_check)
         return policy.Outcome(
             decisions=growth.decisions,
             state=dataclasses.replace(state, watch=growth.watch))
@@ -3338,6 +3345,11 @@ def _held_through_rise(prev, sample):
     if sample.latency_s < prev[1] / (1 - RESPONSE_LATENCY_DROP):
         return False
     return DEMAND_KEPT * prev[0] <= sample.iops <= prev[0] / DEMAND_KEPT
+
+
+def _at_cap_over_a_check(sample, cap):
+    """``_at_cap`` over a check's span, within a request of the cap."""
+    return _at_cap(sample, cap, idle.CHECK_SLACK_REQUESTS)
 
 
 def _watch(disks, decisions, overbooked):

@@ -36,10 +36,11 @@ requests is ``e^-8`` (0.03 %) for a Poisson stream of that rate, and
 a stream with a request in flight completes one within three of its
 latencies unless the store stalls, which the second fact rules out.
 
-*Wants the room* is a disk at its cap over the same check: its rate
-at ``AT_CAP_FRACTION`` (0.9) of the cap or within one request of it
-(a check of 0.25 s sees a cap of 30 as 7.5 requests, which QEMU's
-throttle lets through in whole ones).  Disks at their caps completing
+*Wants the room* is a disk at its cap over the same check, as the
+policy tests it (``guarantee``'s ``AT_CAP_FRACTION``, 0.9 of the cap)
+or within ``CHECK_SLACK_REQUESTS`` (1) of it: a check of 0.25 s sees
+a cap of 30 as 7.5 requests, which QEMU's throttle lets through in
+whole ones.  Disks at their caps completing
 is also what says the store did not stall.  With none at its cap the
 room has no taker and nothing is decided.  On a domain the decision
 found overbooked only the disks with a floor take it: a disk without
@@ -107,9 +108,10 @@ MIN_MISSED_REQUESTS = 8.0
 # request in flight completes within them unless the store stalls.
 IDLE_LATENCIES = 3.0
 
-# A disk completing this fraction of its cap runs at it (the
-# ``guarantee`` policy's ``AT_CAP_FRACTION``), or within one request.
-AT_CAP_FRACTION = 0.9
+# A check of 0.25 s sees a cap of 30 requests/s as 7.5 requests, which
+# QEMU's throttle lets through in whole ones: a disk within this many
+# requests of its cap over a check's span runs at it.
+CHECK_SLACK_REQUESTS = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,19 +152,21 @@ class Growth:
     watch: Watch
 
 
-def check(watch, view, lease_s):
+def check(watch, view, lease_s, at_cap):
     """The caps ``view`` (a check's DomainView: samples since the last
     check, caps in force) grows for the disks of ``watch`` that stopped,
-    and the watch after it; see the module docstring."""
-    idle_s = _idle_spans(watch, view.disks)
+    and the watch after it; ``at_cap(sample, cap)`` is the policy's test
+    of a disk running at its cap over the check's span.  See the module
+    docstring."""
     served = {disk_id: (iops, bytes_sec, latency_s)
               for disk_id, iops, bytes_sec, latency_s in watch.served}
+    idle_s = _idle_spans(watch, served, view.disks)
     stopped = sorted(
         disk_id for disk_id, span_s in idle_s.items()
         if disk_id not in watch.freed
         and _stopped(span_s, *served[disk_id]))
     after = dataclasses.replace(watch, idle_s=tuple(sorted(idle_s.items())))
-    takers = [d for d in view.disks if _at_cap(d.sample, d.cap)
+    takers = [d for d in view.disks if at_cap(d.sample, d.cap)
               and (_has_floor(d.guarantee) or not watch.floors_only)]
     if not stopped or not takers:
         return Growth((), after)
@@ -182,15 +186,14 @@ def check(watch, view, lease_s):
         after, freed=watch.freed | frozenset(stopped)))
 
 
-def _idle_spans(watch, disks):
+def _idle_spans(watch, served, disks):
     """``{disk_id: seconds without a completion}`` of the watched disks
-    the check sampled, the check's span added to a disk that completed
-    nothing in it, 0 for one that did."""
+    (``served``'s) the check sampled, the check's span added to a disk
+    that completed nothing in it, 0 for one that did."""
     before = dict(watch.idle_s)
-    watched = {disk_id for disk_id, *_ in watch.served}
     out = {}
     for d in disks:
-        if d.disk_id not in watched:
+        if d.disk_id not in served:
             continue
         out[d.disk_id] = (before.get(d.disk_id, 0.0) + d.sample.interval_s
                           if d.sample.iops == 0 else 0.0)
@@ -204,20 +207,6 @@ def _has_floor(guarantee):
 def _stopped(span_s, iops, bytes_sec, latency_s):
     return (span_s * iops >= MIN_MISSED_REQUESTS
             and span_s >= IDLE_LATENCIES * latency_s)
-
-
-def _at_cap(sample, cap):
-    """Whether a disk ran at its cap over a check's span on either axis
-    (``AT_CAP_FRACTION`` of it, or within one request of it)."""
-    if cap is None:
-        return False
-    one_request_s = 1.0 / sample.interval_s
-    request_bytes = cost.mean_request_bytes(sample.iops, sample.bytes_sec)
-    return ((cap.iops > 0 and sample.iops
-             >= min(AT_CAP_FRACTION * cap.iops, cap.iops - one_request_s))
-            or (cap.bytes_sec > 0 and sample.bytes_sec
-                >= min(AT_CAP_FRACTION * cap.bytes_sec,
-                       cap.bytes_sec - request_bytes * one_request_s)))
 
 
 def _grown(disk, factor, reason, lease_s):

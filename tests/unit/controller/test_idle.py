@@ -46,12 +46,17 @@ def checked(paced_iops, span_s=0.25, b1_iops=30.0, b2_iops=20.0):
 
 
 def run(watch, *views):
+    """The ``guarantee`` policy's checks of ``views`` from a state that
+    holds ``watch`` (its at-cap test, its lease of 30 s): the decisions
+    of each and the watch after the last."""
+    policy = guarantee.GuaranteePolicy()
+    state = guarantee.DomainState(watch=watch)
     decisions = []
     for v in views:
-        growth = idle.check(watch, v, lease_s=30.0)
-        decisions.append(growth.decisions)
-        watch = growth.watch
-    return decisions, watch
+        outcome = policy.early(v, state)
+        decisions.append(outcome.decisions)
+        state = outcome.state
+    return decisions, state.watch
 
 
 class TestCheck(testtools.TestCase):
