@@ -616,8 +616,7 @@ def stop_totals(intervals, doc, policy='guarantee'):
     out = StopTotals()
     for index, rows in interval_totals(intervals, doc, policy).items():
         plan = plan_of(doc, index)
-        stops = [e.at_s for e in plan.events
-                 if e.action == scenarios.STOP and e.at_s > 0]
+        stops = plan.stop_times_s()
         if not stops:
             continue
         out.plans += 1

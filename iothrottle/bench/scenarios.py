@@ -207,9 +207,13 @@ class ScenarioPlan:
         return sorted({e.at_s for e in self.events if e.action == START
                        and self.guest(e.guest).burster})
 
+    def stop_times_s(self):
+        """Times at which a guest stops (always after it started)."""
+        return sorted({e.at_s for e in self.events if e.action == STOP})
+
     @property
     def has_idle_phase(self):
-        return any(e.action == STOP for e in self.events)
+        return bool(self.stop_times_s())
 
     def streams_at(self, at_s):
         """{guest: tuple of Streams} running just after ``at_s``."""

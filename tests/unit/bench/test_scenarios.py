@@ -119,6 +119,7 @@ class TestPlan(testtools.TestCase):
         self.assertEqual(3, len(PLAN.streams_at(9)['b']))
         self.assertEqual([0.0, 8.0], PLAN.burst_steps_s())
         self.assertEqual([0.0, 8.0, 12.0, 16.0], PLAN.step_times_s())
+        self.assertEqual([12.0], PLAN.stop_times_s())
         self.assertTrue(PLAN.has_idle_phase)
 
     def test_a_stretched_plan_runs_each_phase_longer(self):
