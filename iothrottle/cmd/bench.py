@@ -47,7 +47,6 @@ no services (``--profile``: where the time goes; see
 """
 
 import argparse
-import collections
 import contextlib
 import json
 import os
@@ -706,7 +705,7 @@ def run_report(args, out):
             or args.caps or args.paced or args.queue or args.stops):
         return 0
     summed, traced, passes, paced, queue, bound = {}, [], [], [], [], []
-    stops = collections.OrderedDict()
+    stops = {}   # label -> StopTotals, in the labels' order
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
         if not os.path.exists(trace):
