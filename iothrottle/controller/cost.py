@@ -66,6 +66,22 @@ def mean_request_bytes(iops, bytes_sec, fallback=DEFAULT_REQUEST_BYTES):
     return min(MAX_REQUEST_BYTES, max(MIN_REQUEST_BYTES, bytes_sec / iops))
 
 
+def at_cap(sample, cap, fraction, slack_requests=0.0):
+    """Whether a disk runs at its ``cap`` (a Cap, or None) on either
+    axis: at ``fraction`` of it, or within ``slack_requests`` of it over
+    the sample's span (a short span sees a cap as a few whole requests,
+    which QEMU's throttle lets through one at a time)."""
+    if cap is None:
+        return False
+    slack_s = slack_requests / sample.interval_s
+    return ((cap.iops > 0 and sample.iops
+             >= min(fraction * cap.iops, cap.iops - slack_s))
+            or (cap.bytes_sec > 0 and sample.bytes_sec
+                >= min(fraction * cap.bytes_sec, cap.bytes_sec
+                       - slack_s * mean_request_bytes(
+                           sample.iops, sample.bytes_sec))))
+
+
 def floor_load(capacity, min_iops, min_bytes_sec, request_bytes):
     """The load a floor of ``min_iops`` and ``min_bytes_sec`` is worth for
     a stream of mean request size ``request_bytes``: whichever floor asks

@@ -920,7 +920,7 @@ Between two decisions
 A decision sets caps for a whole interval; when a disk stops inside it,
 the caps it made room for hold until the next one while the store
 idles where the disk was.  The policy's ``early`` hook runs at the
-standalone agent's checks (``idle_check_s``, 0.25 s) and hands the
+agent's checks (``idle_check_s``, 0.25 s) and hands the
 stopped disk's load of the last interval to the caps held at theirs,
 so that the domain keeps the load this decision settled on: the
 growth is no release (no border, no latency margin, no calm wait),
@@ -928,7 +928,9 @@ and the next decision starts from the grown caps as from any others.
 The decision leaves what the checks read in ``DomainState.watch``
 (each disk's rate, bytes and latency) when it set or renewed a cap;
 ``wants_check`` tells the agent whether a check can act (a watched
-disk has yet to stop), and a host where none can is not sampled.
+disk has yet to stop), and a host where none can is not sampled.  The
+conductor casts each host its part of the watch (``watch``), and the
+conductor-mode agent runs the checks from it without the policy.
 The rule, what counts as stopped and its worked numbers are
 ``iothrottle.controller.idle``'s essay.
 
@@ -2071,17 +2073,8 @@ def _passed_after_change(limit, one_request, interval_s):
 def _at_cap(sample, cap, slack_requests=0.0):
     """Whether a disk runs at its cap on either axis: at
     ``AT_CAP_FRACTION`` of it, or within ``slack_requests`` of it over
-    the sample's span (a check's short span sees a cap as a few whole
-    requests, ``idle.CHECK_SLACK_REQUESTS``)."""
-    if cap is None:
-        return False
-    slack_s = slack_requests / sample.interval_s
-    return ((cap.iops > 0 and sample.iops
-             >= min(AT_CAP_FRACTION * cap.iops, cap.iops - slack_s))
-            or (cap.bytes_sec > 0 and sample.bytes_sec
-                >= min(AT_CAP_FRACTION * cap.bytes_sec, cap.bytes_sec
-                       - slack_s * cost.mean_request_bytes(
-                           sample.iops, sample.bytes_sec))))
+    the sample's span (``cost.at_cap``)."""
+    return cost.at_cap(sample, cap, AT_CAP_FRACTION, slack_requests)
 
 
 def water_fill(excesses, weights, deficit):
@@ -2256,14 +2249,14 @@ class GuaranteePolicy(policy.Policy):
                               cut_iops=cut_iops, latency_s=latency_s,
                               completed_iops=completed_iops,
                               watch=_watch(view.disks, decisions,
-                                           bool(overbooking))),
+                                           bool(overbooking), t.lease_s)),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
-    def wants_check(self, state):
-        """Whether the last decision left a watch (it set or renewed a
-        cap) with a disk yet to stop."""
-        return state is not None and idle.has_watched(state.watch)
+    def watch(self, state):
+        """The watch the last decision left (it set or renewed a cap:
+        ``_watch``), None before the first."""
+        return state.watch if state is not None else None
 
     def early(self, view, state):
         """A check within an interval: the caps a disk that stopped
@@ -2274,8 +2267,7 @@ class GuaranteePolicy(policy.Policy):
         # reason's part of the domain is not.
         growth = idle.check(state.watch, dataclasses.replace(
             view, capacity=learned_capacity(
-                view.capacity, state.capacity_scale(view.capacity))),
-            self.tunables.lease_s, _at_cap_over_a_check)
+                view.capacity, state.capacity_scale(view.capacity))))
         return policy.Outcome(
             decisions=growth.decisions,
             state=dataclasses.replace(state, watch=growth.watch))
@@ -3347,18 +3339,16 @@ def _held_through_rise(prev, sample):
     return DEMAND_KEPT * prev[0] <= sample.iops <= prev[0] / DEMAND_KEPT
 
 
-def _at_cap_over_a_check(sample, cap):
-    """``_at_cap`` over a check's span, within a request of the cap."""
-    return _at_cap(sample, cap, idle.CHECK_SLACK_REQUESTS)
-
-
-def _watch(disks, decisions, overbooked):
+def _watch(disks, decisions, overbooked, lease_s):
     """The ``idle.Watch`` of an interval's ``disks`` if ``decisions``
     set or renew a cap (a check has caps to grow only then), else an
     empty one; on an ``overbooked`` domain only the caps of disks with
-    a floor may grow."""
+    a floor may grow.  Its checks test a disk at its cap as this policy
+    does (``AT_CAP_FRACTION``) and lease the caps they grow for
+    ``lease_s``, as its decisions."""
     if any(d.action == model.CAP for d in decisions):
-        return idle.watch_of(disks, floors_only=overbooked)
+        return idle.watch_of(disks, AT_CAP_FRACTION, lease_s,
+                             floors_only=overbooked)
     return idle.Watch()
 
 

@@ -37,12 +37,13 @@ a stream with a request in flight completes one within three of its
 latencies unless the store stalls, which the second fact rules out.
 
 *Wants the room* is a disk at its cap over the same check, as the
-policy tests it (``guarantee``'s ``AT_CAP_FRACTION``, 0.9 of the cap)
-or within ``CHECK_SLACK_REQUESTS`` (1) of it: a check of 0.25 s sees
-a cap of 30 as 7.5 requests, which QEMU's throttle lets through in
-whole ones.  Disks at their caps completing
-is also what says the store did not stall.  With none at its cap the
-room has no taker and nothing is decided.  On a domain the decision
+policy that decided tests it (``Watch.at_cap_fraction``:
+``guarantee``'s ``AT_CAP_FRACTION``, 0.9 of the cap) or within
+``CHECK_SLACK_REQUESTS`` (1) of it: a check of 0.25 s sees a cap of
+30 as 7.5 requests, which QEMU's throttle lets through in whole ones.
+Disks at their caps completing is also what says the store did not
+stall.  With none at its cap the room has no taker and nothing is
+decided.  On a domain the decision
 found overbooked only the disks with a floor take it: a disk without
 one is held at the minimum cap there (``guarantee``'s "Overbooked
 domains"), and the next decision says whether the stop ended the
@@ -66,6 +67,23 @@ two bursters capped at 30 and 20 requests/s of 16 KB on a store of 95,
 a paced guest of 25 requests/s stops; ``l`` = 25/95, ``C`` = 50/95,
 the factor 1.5: caps of 45 and 30, the domain's load where it was.
 
+The watch holds all a check reads besides its samples and the caps in
+force (rates, latencies, the at-cap fraction, the lease of a grown
+cap), so a shell that does not run the policy runs the checks from it.
+In conductor mode the conductor's round casts each host its part of
+each watch (compute RPC 1.3, ``HostWatch``: the domain's capacity, the
+host's disks in it and their rates), to the hosts the decision set or
+renewed a cap on, tagged with the report it was decided from; the
+agent checks on it until its next report
+(``iothrottle.rpc.agent.RemoteAgent.check``), and the conductor's next
+round reads the grown caps in that report as any caps in force.  A
+disk that stops on one host hands its load to the caps at theirs on
+the same host only: the room is the domain's, but the caps of the
+other hosts would need their checks' samples, a round trip through the
+conductor within the interval.  The domain stays at ``L`` either way,
+and a stop whose takers all run elsewhere waits for the next decision,
+as before.
+
 Measured
 --------
 Scenario bench, 2-core TCG testbed, stores 93.0-94.7 IOPS: the twelve
@@ -88,10 +106,8 @@ calm hold renews them, a tightening cuts them if the stopped guest came
 back).  A disk that comes back within the interval after a check found
 it stopped runs beside caps that took its room: the store at ``L +
 l`` until the interval's end, which is what a full interval of its
-absence would have left it, one interval earlier.  It needs the last
-interval's rates and the caps in force, so it runs where the policy
-runs: the standalone agent.  In conductor mode the agent holds neither
-(the conductor decides once an interval there).
+absence would have left it, one interval earlier.  In conductor mode
+it hands a stop's load within its host only (above).
 """
 
 import dataclasses
@@ -124,19 +140,28 @@ class Watch:
     checks; ``freed``: the disks whose load a check handed out already;
     ``floors_only``: only caps of disks with a floor take it (the
     decision found the domain overbooked, where a disk without one is
-    held at the minimum cap).
+    held at the minimum cap); ``at_cap_fraction``: a disk at this
+    fraction of its cap runs at it, as the policy that decided tests it
+    (``guarantee``'s ``AT_CAP_FRACTION``); ``lease_s``: the lease of a
+    grown cap, seconds (0: the shell's ``[controller] lease_s``).  It
+    holds everything a check reads besides the check's samples, so a
+    shell that does not run the policy (the conductor-mode agent) runs
+    the checks from it alone.
     """
     served: tuple = ()
     idle_s: tuple = ()
     freed: frozenset = frozenset()
     floors_only: bool = False
+    at_cap_fraction: float = 1.0
+    lease_s: float = 0.0
 
 
-def watch_of(disks, floors_only=False):
+def watch_of(disks, at_cap_fraction, lease_s, floors_only=False):
     """The Watch of an interval's ``disks`` (DiskInputs)."""
     return Watch(served=tuple(
         (d.disk_id, d.sample.iops, d.sample.bytes_sec, d.sample.latency_s)
-        for d in disks if d.sample.iops > 0), floors_only=floors_only)
+        for d in disks if d.sample.iops > 0), floors_only=floors_only,
+        at_cap_fraction=at_cap_fraction, lease_s=lease_s)
 
 
 def has_watched(watch):
@@ -146,18 +171,46 @@ def has_watched(watch):
 
 
 @dataclasses.dataclass(frozen=True)
+class HostWatch:
+    """One storage domain's watch as the checks of one host run it
+    without the policy (conductor mode): the domain's ``capacity``, the
+    host's ``disks`` in it (disk ids) and the ``watch`` of those disks
+    alone.  A disk that stops there hands its load to the caps of that
+    host; another host's caps wait for the next decision."""
+    capacity: model.Capacity
+    disks: frozenset
+    watch: Watch
+
+
+def host_watches(watch, capacity, host_of):
+    """``{host: HostWatch}`` of a domain's ``watch``, ``host_of``
+    ``{disk_id: host}`` of every disk decided on, for the hosts with a
+    watched disk."""
+    served = {}
+    for entry in watch.served:
+        served.setdefault(host_of.get(entry[0]), []).append(entry)
+    served.pop(None, None)
+    disks = {}
+    for disk_id, host in host_of.items():
+        if host in served:
+            disks.setdefault(host, set()).add(disk_id)
+    return {host: HostWatch(capacity, frozenset(disks[host]),
+                            dataclasses.replace(watch,
+                                                served=tuple(entries)))
+            for host, entries in served.items()}
+
+
+@dataclasses.dataclass(frozen=True)
 class Growth:
     """What a check decided: ``decisions`` and the next ``watch``."""
     decisions: tuple
     watch: Watch
 
 
-def check(watch, view, lease_s, at_cap):
+def check(watch, view):
     """The caps ``view`` (a check's DomainView: samples since the last
     check, caps in force) grows for the disks of ``watch`` that stopped,
-    and the watch after it; ``at_cap(sample, cap)`` is the policy's test
-    of a disk running at its cap over the check's span.  See the module
-    docstring."""
+    and the watch after it.  See the module docstring."""
     served = {disk_id: (iops, bytes_sec, latency_s)
               for disk_id, iops, bytes_sec, latency_s in watch.served}
     idle_s = _idle_spans(watch, served, view.disks)
@@ -166,7 +219,7 @@ def check(watch, view, lease_s, at_cap):
         if disk_id not in watch.freed
         and _stopped(span_s, *served[disk_id]))
     after = dataclasses.replace(watch, idle_s=tuple(sorted(idle_s.items())))
-    takers = [d for d in view.disks if at_cap(d.sample, d.cap)
+    takers = [d for d in view.disks if _at_cap(watch, d)
               and (_has_floor(d.guarantee) or not watch.floors_only)]
     if not stopped or not takers:
         return Growth((), after)
@@ -181,7 +234,8 @@ def check(watch, view, lease_s, at_cap):
                  ', '.join(names), ', '.join(
                      '%.2f s' % idle_s[disk_id] for disk_id in stopped),
                  freed_load * 100, factor)
-    decisions = tuple(_grown(d, factor, reason, lease_s) for d in takers)
+    decisions = tuple(_grown(d, factor, reason, watch.lease_s)
+                      for d in takers)
     return Growth(decisions, dataclasses.replace(
         after, freed=watch.freed | frozenset(stopped)))
 
@@ -198,6 +252,14 @@ def _idle_spans(watch, served, disks):
         out[d.disk_id] = (before.get(d.disk_id, 0.0) + d.sample.interval_s
                           if d.sample.iops == 0 else 0.0)
     return out
+
+
+def _at_cap(watch, disk):
+    """Whether ``disk`` runs at its cap over the check's span, as the
+    policy that left ``watch`` tests it, or within
+    CHECK_SLACK_REQUESTS of it."""
+    return cost.at_cap(disk.sample, disk.cap, watch.at_cap_fraction,
+                       CHECK_SLACK_REQUESTS)
 
 
 def _has_floor(guarantee):

@@ -15,6 +15,7 @@ import dataclasses
 
 from stevedore import driver
 
+from iothrottle.controller import idle
 from iothrottle.controller import model
 
 NAMESPACE = 'iothrottle.policies'
@@ -65,12 +66,21 @@ class Policy(abc.ABC):
     def decide(self, view, state):
         """Return the :class:`Outcome` for one interval of one domain."""
 
+    def watch(self, state):
+        """The :class:`~iothrottle.controller.idle.Watch` the checks
+        within the next interval read for a domain whose state is
+        ``state``, or None: what a shell that runs the checks without
+        the policy (the conductor-mode agent) is sent.  Default: None
+        (a policy that decides only once an interval)."""
+        return None
+
     def wants_check(self, state):
         """Whether a check within the interval can decide anything for
-        a domain whose state is ``state``: the shell samples the host
-        at a check only if one of its domains says so.  Default: no
-        (with :meth:`early`'s default, nothing to decide)."""
-        return False
+        a domain whose state is ``state``: its watch holds a disk whose
+        stop a check could still hand out.  The shell samples the host
+        at a check only if one of its domains says so."""
+        watch = self.watch(state)
+        return watch is not None and idle.has_watched(watch)
 
     def early(self, view, state):
         """The :class:`Outcome` of a check within an interval: ``view``

@@ -23,6 +23,13 @@ def disk(name, iops, latency_s, cap_iops=None, interval_s=2.0,
         guarantee=model.Guarantee(min_iops=min_iops), cap=cap)
 
 
+def watch_of(disks, floors_only=False):
+    """The watch ``guarantee`` leaves after ``disks``: its at-cap test,
+    its lease of 30 s."""
+    return idle.watch_of(disks, guarantee.AT_CAP_FRACTION, 30.0,
+                         floors_only=floors_only)
+
+
 def view(*disks):
     return model.DomainView(storage_domain='store', capacity=STORE,
                             disks=disks, now_s=10.0)
@@ -33,7 +40,7 @@ def view(*disks):
 LAST = (disk('b1', 30.0, 0.3, cap_iops=30.0),
         disk('b2', 20.0, 0.3, cap_iops=20.0),
         disk('paced', 25.0, 0.06, min_iops=20.0))
-WATCH = idle.watch_of(LAST)
+WATCH = watch_of(LAST)
 
 
 def checked(paced_iops, span_s=0.25, b1_iops=30.0, b2_iops=20.0):
@@ -47,8 +54,8 @@ def checked(paced_iops, span_s=0.25, b1_iops=30.0, b2_iops=20.0):
 
 def run(watch, *views):
     """The ``guarantee`` policy's checks of ``views`` from a state that
-    holds ``watch`` (its at-cap test, its lease of 30 s): the decisions
-    of each and the watch after the last."""
+    holds ``watch``: the decisions of each and the watch after the
+    last."""
     policy = guarantee.GuaranteePolicy()
     state = guarantee.DomainState(watch=watch)
     decisions = []
@@ -91,7 +98,7 @@ class TestCheck(testtools.TestCase):
         """The checks of 0.25 s without a completion after which a disk
         last at ``iops`` and ``latency_s`` reads as stopped, beside a
         burster at its cap."""
-        watch = idle.watch_of((LAST[0], disk('x', iops, latency_s)))
+        watch = watch_of((LAST[0], disk('x', iops, latency_s)))
         span = view(disk('b1', 30.0, 0.3, cap_iops=30.0, interval_s=0.25),
                     disk('x', 0.0, 0.0, interval_s=0.25))
         decisions, _ = run(watch, *[span] * 12)
@@ -133,7 +140,7 @@ class TestCheck(testtools.TestCase):
         self.assertAlmostEqual(55.0, grown.cap.iops)
 
     def test_a_disk_the_last_interval_did_not_see_is_not_watched(self):
-        decisions, _ = run(idle.watch_of(LAST[:2]), checked(0.0),
+        decisions, _ = run(watch_of(LAST[:2]), checked(0.0),
                            checked(0.0), checked(0.0))
         self.assertEqual([(), (), ()], decisions)
 
@@ -156,7 +163,7 @@ class TestGuaranteeHook(testtools.TestCase):
         outcome = self.policy.decide(view(*LAST), state)
         self.assertTrue(any(d.action == model.CAP
                             for d in outcome.decisions))
-        self.assertEqual(idle.watch_of(LAST), outcome.state.watch)
+        self.assertEqual(watch_of(LAST), outcome.state.watch)
         first = self.policy.early(checked(0.0), outcome.state)
         second = self.policy.early(checked(0.0), first.state)
         self.assertEqual((), first.decisions)
@@ -171,7 +178,7 @@ class TestGuaranteeHook(testtools.TestCase):
     def test_a_check_is_wanted_while_a_watched_disk_may_stop(self):
         self.assertFalse(self.policy.wants_check(None))
         self.assertFalse(self.policy.wants_check(guarantee.DomainState()))
-        watch = idle.watch_of(LAST[2:])
+        watch = watch_of(LAST[2:])
         state = guarantee.DomainState(watch=watch)
         self.assertTrue(self.policy.wants_check(state))
         _, freed = run(watch, checked(0.0), checked(0.0))
@@ -199,10 +206,10 @@ class TestOverbooked(testtools.TestCase):
                     disk('b2', 20.0, 0.3, cap_iops=20.0, interval_s=0.25,
                          min_iops=15.0),
                     disk('paced', 0.0, 0.0, interval_s=0.25))
-        decisions, _ = run(idle.watch_of(last, floors_only=True), span, span)
+        decisions, _ = run(watch_of(last, floors_only=True), span, span)
         (grown,) = decisions[1]
         self.assertEqual('b2', grown.instance_uuid)
         self.assertAlmostEqual(45.0, grown.cap.iops)
-        decisions, _ = run(idle.watch_of(last), span, span)
+        decisions, _ = run(watch_of(last), span, span)
         self.assertEqual({'b1', 'b2'},
                          {d.instance_uuid for d in decisions[1]})
