@@ -334,7 +334,8 @@ def serve_conductor(conf, agent, host, stop, on_step=None):
                                     fanout=conf.agent.report_fanout), host,
         conf.controller.interval_s,
         max_decision_age_s=conf.agent.max_message_age_s,
-        advisor=advisor_of(agent, host))
+        advisor=advisor_of(agent, host),
+        check_s=conf.controller.idle_check_s)
     server = rpc_api.get_server(transport, rpc_api.compute_topic(host),
                                 host, [remote_mod.Endpoint(remote)])
     server.start()

@@ -171,6 +171,12 @@ class Agent:
                 self._apply(decision, guarantee, now_s, errors)
             return tuple(errors)
 
+    def caps(self):
+        """``{disk_id: Cap}`` of the leases in force (conductor mode: the
+        caps a check within the interval may grow)."""
+        with self._lock:
+            return self.leases.caps()
+
     # -- a check within an interval -----------------------------------
 
     def check_idle(self, now_s=None):

@@ -29,6 +29,11 @@ starts with no cap), has none in force.  Only a disk admitted from the
 reporting host counts (Nova places its instance there), so a host
 cannot end another host's caps.
 
+A domain whose decision set or renewed a cap leaves a watch
+(:mod:`iothrottle.controller.idle`): each host with a disk of it gets
+its own part, so that its agent's checks within the interval hand the
+load of a disk that stopped there to the caps at theirs there.
+
 A host whose report says it could not read its disks (``unreadable``:
 libvirtd restarting) holds the domains its disks were in at its last
 readable report: they are not decided on the others' disks alone, for
@@ -45,6 +50,7 @@ import collections
 import dataclasses
 
 from iothrottle.controller import domain as domain_mod
+from iothrottle.controller import idle
 from iothrottle.controller import model
 
 # Seconds between two warnings about the same host reporting the same
@@ -202,7 +208,10 @@ class Round:
     domain decided (to persist); ``floors``: ``{host: {instance uuid:
     min_memory_mb}}`` of the instances whose guarantee is known (to
     cast); ``lifted``: disk ids whose recorded cap is no longer in force
-    (to record); ``agents``: ``{host: agent_id}`` of the reports.
+    (to record); ``agents``: ``{host: agent_id}`` of the reports and
+    ``seqs`` ``{host: seq}``; ``watches``: ``{host: {domain:
+    idle.HostWatch}}`` of the domains whose decision left its checks a
+    watch (to cast, :mod:`iothrottle.controller.idle`).
     """
     now_s: float
     hosts: tuple
@@ -214,6 +223,8 @@ class Round:
     floors: dict = dataclasses.field(default_factory=dict)
     lifted: tuple = ()
     agents: dict = dataclasses.field(default_factory=dict)
+    seqs: dict = dataclasses.field(default_factory=dict)
+    watches: dict = dataclasses.field(default_factory=dict)
 
 
 class Core:
@@ -404,7 +415,7 @@ class Core:
         held |= self._late_domains(pending, now_s, by_domain_disks, errors)
         self.owners = owners
         by_host = collections.defaultdict(list)
-        by_domain, peaks, loads = {}, {}, {}
+        by_domain, peaks, loads, watches = {}, {}, {}, {}
         for domain in sorted(by_domain_disks):
             if domain in held:
                 continue
@@ -422,12 +433,15 @@ class Core:
             for decision, guarantee in result.decided:
                 by_host[owners[decision.disk_id]].append(
                     (decision, guarantee))
+            self._watch(domain, disks, owners, result, watches)
         return Round(now_s=now_s, hosts=tuple(sorted(pending)),
                      by_host=dict(by_host), by_domain=by_domain,
                      peaks=peaks, errors=tuple(errors), loads=loads,
                      floors=floors, lifted=tuple(lifted),
                      agents={host: pending[host][0].agent_id
-                             for host in pending})
+                             for host in pending},
+                     seqs={host: pending[host][0].seq for host in pending},
+                     watches=watches)
 
     def _held_domains(self, pending, now_s, errors):
         """The domains not decided this round: those a host of
@@ -545,6 +559,24 @@ class Core:
         self._decided_at[domain] = now_s
         errors.extend(result.errors)
         return result
+
+    def _watch(self, domain, disks, owners, result, watches):
+        """Add to ``watches`` (``{host: {domain: HostWatch}}``) what the
+        checks of each host of ``domain`` read, if its decision left a
+        watch with a disk yet to stop: the hosts it set or renewed a cap
+        on (a host without one has no cap a check could grow)."""
+        watch = self.policy.watch(result.state)
+        if watch is None or not idle.has_watched(watch):
+            return
+        capped = {owners[decision.disk_id]
+                  for decision, _ in result.decided
+                  if decision.action == model.CAP}
+        capacity = result.capacity or self.capacities.capacity_of(domain)
+        host_of = {d.disk_id: owners[d.disk_id] for d in disks
+                   if owners[d.disk_id] in capped}
+        for host, host_watch in idle.host_watches(watch, capacity,
+                                                  host_of).items():
+            watches.setdefault(host, {})[domain] = host_watch
 
     def _load(self, domain, disks, iops, bytes_sec, result):
         """The DomainLoad of ``domain`` this round: its totals (``iops``,

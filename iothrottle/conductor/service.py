@@ -342,6 +342,7 @@ class Conductor:
                            round_.now_s)
         else:
             self._cast_floors(round_)
+            self._cast_watches(round_, owner, epoch)
         cast_s = time.perf_counter() - started
         self._log_undecided(round_)
         for domain, decisions in sorted(round_.by_domain.items()):
@@ -405,6 +406,24 @@ class Conductor:
         for host, (_, _, sent_s) in list(self._floors_sent.items()):
             if round_.now_s - sent_s > 2 * FLOORS_REFRESH_S:
                 del self._floors_sent[host]   # a host gone silent
+
+    def _cast_watches(self, round_, owner, epoch):
+        """Cast each host of the round the watches of its domains (not
+        at all while ``[upgrade_levels] compute`` holds agents below
+        1.3): its agent's checks within the interval read them."""
+        if not getattr(self.compute_api, 'sends_watch', False):
+            return
+        for host, host_watches in sorted(round_.watches.items()):
+            if not round_.agents.get(host):
+                continue    # an agent older than report ids: before 1.3
+            try:
+                self.compute_api.watch(host, wire.watches(
+                    round_.agents.get(host, ''), round_.seqs.get(host, 0),
+                    host_watches, owner, epoch))
+            except Exception as exc:
+                LOG.warning('casting the watches of %s failed: %s; no more '
+                            'this round', host, exc)
+                break
 
     def _record(self, round_, lifted_at=None, number=0):
         """Store a round's decisions, grown peaks and domain loads (the

@@ -35,17 +35,20 @@ OPTS = [
     cfg.FloatOpt('idle_check_s',
                  default=0.25, min=0.0, max=60.0,
                  help='Seconds between two checks within an interval '
-                      'for a disk that stopped: the standalone agent '
-                      'samples its disks this often between decisions, '
-                      'and the "guarantee" policy hands the load of a '
-                      'disk that stopped to the caps held at theirs, so '
-                      'that the domain keeps the load the last decision '
-                      'settled on instead of idling until the next one. '
-                      'A disk counts as stopped after a span without a '
-                      'completion in which its last rate promised 8 '
-                      'requests. 0 turns the checks off; must be less '
-                      'than interval_s. Conductor mode decides once an '
-                      'interval and does not check.'),
+                      'for a disk that stopped: the agent samples its '
+                      'disks this often between decisions while the '
+                      'last one left caps a check could grow, and hands '
+                      'the load of a disk that stopped to the caps held '
+                      'at theirs, so that the domain keeps the load the '
+                      'last decision settled on instead of idling until '
+                      'the next one ("guarantee" policy). A disk counts '
+                      'as stopped after a span without a completion in '
+                      'which its last rate promised 8 requests. In '
+                      'conductor mode the conductor casts each host '
+                      'what its checks read (compute RPC 1.3), and a '
+                      'stop hands its load to the caps of its own host. '
+                      '0 turns the checks off; must be less than '
+                      'interval_s.'),
     cfg.FloatOpt('border_fraction',
                  default=0.9, min=0.1, max=1.0,
                  help='A storage domain counts as saturated when its load '

@@ -23,11 +23,14 @@ OPTS = [
                                 'come from their tiers file'),
                         ('1.1', 'memory floors cast with the decisions'),
                         ('1.2', 'host advice: the operator API calls an '
-                                'agent for its findings')],
+                                'agent for its findings'),
+                        ('1.3', 'watches: the agents check their disks '
+                                'within the interval for one that '
+                                'stopped ([controller] idle_check_s)')],
                help='Newest compute agent RPC version the conductor and '
                     'the operator API send (default: unset, the newest '
-                    'they know, 1.2). Set the version of the oldest agent '
-                    'still running (1.0 or 1.1) while agents of a '
+                    'they know, 1.3). Set the version of the oldest agent '
+                    'still running (1.0 to 1.2) while agents of a '
                     'previous release run, then unset it and restart the '
                     'conductor and the API once every agent is upgraded '
                     '(doc/deploy.rst, "Upgrade"). A '

@@ -7,6 +7,13 @@ arrive on this host's topic and are applied through the agent's lease
 table.  If the conductor or the bus goes away, no lease is renewed and
 every cap lapses at its expiry; the loop carries on and reports again
 once the bus is back.
+
+Between two reports the agent checks its disks every ``[controller]
+idle_check_s`` while the conductor's *watch* for the interval after its
+latest report holds a disk yet to stop (compute RPC 1.3): a disk of
+this host that stopped hands its load to this host's caps at theirs,
+by :func:`iothrottle.controller.idle.check` as the standalone agent's
+policy does, without the policy (the watch carries what it reads).
 """
 
 import dataclasses
@@ -17,6 +24,8 @@ import uuid
 from oslo_log import log as logging
 
 from iothrottle.compute import agent as agent_mod
+from iothrottle.controller import idle
+from iothrottle.controller import model
 from iothrottle.rpc import fence as fence_mod
 from iothrottle.rpc import reporter as reporter_mod
 from iothrottle.rpc import wire
@@ -45,7 +54,12 @@ class OwnedCollector:
         return getattr(self.collector, name)
 
     def collect(self):
-        collection = self.collector.collect()
+        return self._owned(self.collector.collect())
+
+    def check(self):
+        return self._owned(self.collector.check())
+
+    def _owned(self, collection):
         if not self.prefixes:
             return collection
         instances = {uuid: instance
@@ -78,6 +92,11 @@ class Endpoint:
         (:func:`iothrottle.rpc.wire.advice_reply`)."""
         return self._remote.advise()
 
+    def watch(self, ctxt, watch):
+        """Since 1.3: what this host's checks within the interval read
+        (:func:`iothrottle.rpc.wire.watches`)."""
+        self._remote.watch(watch)
+
 
 class RemoteAgent:
     """Drives an :class:`iothrottle.compute.agent.Agent` for the
@@ -88,8 +107,11 @@ class RemoteAgent:
 
     def __init__(self, agent, conductor_api, host, interval_s,
                  max_decision_age_s=10.0, wall_clock=time.time,
-                 advisor=None, reporter=None):
+                 advisor=None, reporter=None, check_s=0.0):
         self.agent = agent
+        # Seconds between two checks within an interval ([controller]
+        # idle_check_s; 0: none).
+        self.check_s = check_s
         # advisor(): this host's advice reply (an
         # iothrottle.compute.inventory.Advisor); None: it cannot inspect.
         self.advisor = advisor
@@ -116,6 +138,17 @@ class RemoteAgent:
         # dropped), set once they are: a report whose caps were read
         # after reading it reflects them (wire.report).
         self.decided_through = 0.0
+        # The watches of the interval after the latest report:
+        # {storage domain: (idle.HostWatch, (owner, epoch))}, set on the
+        # RPC thread, read and advanced by the checks on the loop thread,
+        # emptied by the next report.  The guarantee of each disk's
+        # latest decision: a grown cap keeps its ceilings.
+        self._watch_lock = threading.Lock()
+        self._watches = {}
+        self._guarantees = {}
+        self.stale_watches = 0
+        self.checks = 0     # checks that sampled the host
+        self.grown = 0      # caps the checks grew
 
     def apply(self, decisions):
         """Apply decision dicts from the conductor; returns errors.
@@ -143,6 +176,9 @@ class RemoteAgent:
             except Exception as exc:
                 LOG.warning('malformed decision ignored: %s', exc)
         errors = self.agent.apply_decisions(pairs)
+        with self._watch_lock:
+            self._guarantees.update((decision.disk_id, guarantee)
+                                    for decision, guarantee in pairs)
         self.applied += len(pairs)
         self.decided_through = max(
             [self.decided_through] + [wire.issued_at(data)
@@ -210,6 +246,78 @@ class RemoteAgent:
                                      % (str(exc).splitlines()
                                         or [type(exc).__name__])[0])
 
+    def watch(self, data):
+        """Take the conductor's watches (a watch cast's ``watch``) for
+        the checks of the interval after this agent's latest report;
+        returns the rejected entries.  A watch decided from an earlier
+        report, or another agent process's, is dropped: its interval
+        is over."""
+        try:
+            watches = wire.decode_watches(data)
+        except ValueError as exc:
+            LOG.warning('malformed watch ignored: %s', exc)
+            return (str(exc),)
+        for message in watches.rejected:
+            LOG.warning('watch ignored: %s', message)
+        with self._watch_lock:
+            if (watches.agent_id, watches.seq) != (self.agent_id,
+                                                   self.reports):
+                self.stale_watches += 1
+                LOG.debug('watch of report %d dropped: report %d is the '
+                          'latest', watches.seq, self.reports)
+                return watches.rejected
+            fence = (watches.owner, watches.epoch)
+            for domain, host_watch in watches.domains.items():
+                self._watches[domain] = (host_watch, fence)
+        return watches.rejected
+
+    def check(self):
+        """A check within the interval (``check_s``): the disks of the
+        watched domains sampled over the span since the last report or
+        check, the caps a disk that stopped leaves room for grown
+        (:func:`iothrottle.controller.idle.check`); returns the
+        decisions applied.  Without a watch holding a disk yet to stop
+        the host is not sampled."""
+        with self._watch_lock:
+            watched = {domain: entry
+                       for domain, entry in self._watches.items()
+                       if idle.has_watched(entry[0].watch)}
+        if not watched:
+            return ()
+        collection = self.agent.collector.check()
+        if collection.unreadable:
+            return ()
+        self.checks += 1
+        samples = {sample.disk_id: sample for sample in collection.samples}
+        caps = self.agent.caps()
+        with self._watch_lock:
+            guarantees = dict(self._guarantees)
+        now = self.wall_clock()
+        applied = []
+        for domain, entry in sorted(watched.items()):
+            host_watch, fence = entry
+            growth = idle.check(host_watch.watch, model.DomainView(
+                storage_domain=domain, capacity=host_watch.capacity,
+                disks=_check_inputs(host_watch.disks, samples, caps,
+                                    guarantees), now_s=now))
+            with self._watch_lock:
+                if self._watches.get(domain) is not entry:
+                    continue    # a new report or watch since
+                self._watches[domain] = (dataclasses.replace(
+                    host_watch, watch=growth.watch), fence)
+            pairs = [(decision, guarantees.get(decision.disk_id,
+                                               model.NO_GUARANTEE))
+                     for decision in growth.decisions
+                     if self._fenced(decision, fence, now)]
+            for decision, _ in pairs:
+                LOG.info('%s %s on %s: %s', decision.action,
+                         decision.disk_id, domain, decision.reason)
+            for message in self.agent.apply_decisions(pairs):
+                LOG.warning('%s', message)
+            self.grown += len(pairs)
+            applied.extend(decision for decision, _ in pairs)
+        return tuple(applied)
+
     def step(self):
         """Observe one interval and report it; returns the StepReport."""
         # Read before the caps are: decisions taken in meanwhile show in
@@ -220,10 +328,18 @@ class RemoteAgent:
             # A host it could not read says nothing of which disks are
             # gone: forgotten, their records would admit a deposed
             # conductor's decisions once libvirtd answered again.
+            sampled = {sample.disk_id for sample in report.samples}
             with self._fence_lock:
-                self.fence.keep({sample.disk_id
-                                 for sample in report.samples})
-        self.reports += 1
+                self.fence.keep(sampled)
+            with self._watch_lock:
+                self._guarantees = {
+                    disk_id: guarantee
+                    for disk_id, guarantee in self._guarantees.items()
+                    if disk_id in sampled}
+        with self._watch_lock:
+            # The watches were of the interval this report ends.
+            self.reports += 1
+            self._watches.clear()
         # A cap travels with its disk's sample: a blind report has none
         # (the conductor would refuse each cap as one of a disk the
         # report does not sample, a warning per capped disk).
@@ -251,16 +367,49 @@ class RemoteAgent:
         try:
             while not stop_event.wait(
                     aligned_wait_s(self.wall_clock(), self.interval_s)):
+                tick_s = agent_mod.next_tick(
+                    0.0, self.interval_s, self.wall_clock()) - \
+                    self.interval_s
                 try:
                     report = self.step()
                     if on_step is not None:
                         on_step(report)
                 except Exception:
                     LOG.exception('agent step failed; carrying on')
+                if self._check_until_next_tick(stop_event, tick_s):
+                    break
         finally:
             if self.reporter is not None:
                 self.reporter.stop()
             self.agent.release_all()
+
+    def _check_until_next_tick(self, stop_event, tick_s):
+        """Check every ``check_s`` after the grid point ``tick_s`` until
+        half a check before the next (``agent.check_times``); a failing
+        check is logged, never fatal.  Returns whether ``stop_event``
+        was set meanwhile."""
+        next_s = tick_s + self.interval_s
+        for check_at_s in agent_mod.check_times(tick_s, next_s,
+                                                self.check_s):
+            wait_s = check_at_s - self.wall_clock()
+            if wait_s <= 0:
+                continue    # a slow step or check ran past it
+            if stop_event.wait(wait_s):
+                return True
+            try:
+                self.check()
+            except Exception:
+                LOG.exception('agent check failed; carrying on')
+        return False
+
+
+def _check_inputs(disk_ids, samples, caps, guarantees):
+    """The DiskInputs of a check: each of ``disk_ids`` in ``samples``,
+    with its cap in force and the guarantee of its latest decision."""
+    return tuple(model.DiskInput(samples[disk_id],
+                                 guarantees.get(disk_id, model.NO_GUARANTEE),
+                                 caps.get(disk_id))
+                 for disk_id in sorted(disk_ids) if disk_id in samples)
 
 
 def aligned_wait_s(wall_s, interval_s):

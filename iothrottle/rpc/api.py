@@ -27,10 +27,13 @@ VERSION = '1.0'
 #   1.0 - apply(decisions)
 #   1.1 - set_memory_floors(floors)
 #   1.2 - advise(): a call, the host's advice (wire.advice_reply)
-COMPUTE_VERSION = '1.2'
+#   1.3 - watch(watch): what the host's checks within the interval read
+#         (wire.watches)
+COMPUTE_VERSION = '1.3'
 APPLY_VERSION = '1.0'
 MEMORY_FLOORS_VERSION = '1.1'
 ADVISE_VERSION = '1.2'
+WATCH_VERSION = '1.3'
 # Connection attempts of one cast before it fails: a broker that is down
 # must not block a decision loop (the next interval tries again).
 CAST_RETRY = 1
@@ -136,6 +139,7 @@ class ComputeAPI:
         self.sends_memory_floors = probe.can_send_version(
             MEMORY_FLOORS_VERSION)
         self.sends_advice = probe.can_send_version(ADVISE_VERSION)
+        self.sends_watch = probe.can_send_version(WATCH_VERSION)
 
     def _client(self, host):
         client = self._clients.get(host)
@@ -160,6 +164,13 @@ class ComputeAPI:
         first."""
         self._client(host).prepare(version=MEMORY_FLOORS_VERSION).cast(
             {}, 'set_memory_floors', floors=floors)
+
+    def watch(self, host, watch):
+        """Cast what ``host``'s checks within the interval read
+        (:func:`iothrottle.rpc.wire.watches`) to its agent; callers
+        check ``sends_watch`` (the version cap allows 1.3) first."""
+        self._client(host).prepare(version=WATCH_VERSION).cast(
+            {}, 'watch', watch=watch)
 
     def advise(self, host, timeout_s=ADVISE_TIMEOUT_S):
         """Call: the advice of ``host``'s agent

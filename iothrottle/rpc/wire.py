@@ -37,6 +37,22 @@ the agent's ``[balloon] floor_fraction``)::
 The floors are untrusted on arrival like everything else: finite, in
 [0, 1e15] here, and no more than the instance's memory in the agent.
 
+After the decisions, in a cast of its own (compute RPC 1.3), the
+*watch* of each storage domain whose decision set or renewed a cap, as
+the host's checks within the interval read it
+(:mod:`iothrottle.controller.idle`): the domain's capacity, the host's
+disks in it, and the rate, bytes and latency of each of them that did
+I/O, all of the report ``seq`` of agent ``agent_id`` they were decided
+from (the agent takes it only as the answer to its latest report)::
+
+    {'agent_id': '<uuid>', 'seq': 42, 'owner': 'ctl-1-9f2c',
+     'epoch': 1795000000123,
+     'domains': [{'storage_domain': '8:0', 'capacity': {'max_iops': 95.0,
+                  'max_bytes_sec': 9.7e7}, 'disks': ['<uuid>/vda', ...],
+                  'served': [['<uuid>/vda', 25.0, 409600.0, 0.06], ...],
+                  'floors_only': False, 'at_cap_fraction': 0.9,
+                  'lease_s': 30.0}]}
+
 Cinder's scheduler plugins *call* the conductor for the pools they
 weigh (``pool_state``); the reply holds, for each pool that has a
 profile, the profile document (``iothrottle.seekmodel.profile``), the
@@ -74,6 +90,7 @@ import math
 
 from iothrottle.cinder import placement
 from iothrottle.compute import advice as advice_mod
+from iothrottle.controller import idle
 from iothrottle.controller import model
 from iothrottle.seekmodel import profile as profile_mod
 from iothrottle import tiers as tiers_mod
@@ -369,15 +386,16 @@ def decision_from_dict(data):
     return decision, guarantee_from_dict(data.get('guarantee') or {})
 
 
-def fence_of(data):
-    """``(owner, epoch)`` of a decision dict (``('', 0)`` when absent: a
-    single or older conductor); ValueError naming the field."""
-    owner = text('decision', 'owner', data.get('owner', ''))
+def fence_of(data, what='decision'):
+    """``(owner, epoch)`` of a decision dict or another of ``what`` a
+    conductor casts (``('', 0)`` when absent: a single or older
+    conductor); ValueError naming the field."""
+    owner = text(what, 'owner', data.get('owner', ''))
     epoch = data.get('epoch', 0)
     if isinstance(epoch, bool) or not isinstance(epoch, int) \
             or not 0 <= epoch <= MAX_SEQ:
-        raise ValueError('decision: epoch must be an integer in [0, 2^63), '
-                         'got %s' % _shown(epoch, 32))
+        raise ValueError('%s: epoch must be an integer in [0, 2^63), got %s'
+                         % (what, _shown(epoch, 32)))
     return owner, epoch
 
 
@@ -419,6 +437,130 @@ def decode_memory_floors(raw):
         except ValueError as exc:
             rejected.append(str(exc))
     return floors, tuple(rejected)
+
+
+# A fraction of a cap: a disk at none of it is not at it.
+MIN_AT_CAP_FRACTION = 0.01
+
+
+@dataclasses.dataclass(frozen=True)
+class Watches:
+    """A decoded watch cast: ``domains`` ``{storage domain:
+    idle.HostWatch}``, decided from report ``seq`` of ``agent_id`` by
+    conductor ``owner`` at ``epoch``; ``rejected``: one line per domain
+    that was malformed and left out."""
+    agent_id: str
+    seq: int
+    owner: str
+    epoch: int
+    domains: dict
+    rejected: tuple = ()
+
+
+def watches(agent_id, seq, host_watches, owner='', epoch=0):
+    """The ``watch`` argument of the watch cast of ``host_watches``
+    ``{storage domain: idle.HostWatch}``."""
+    return {'agent_id': agent_id, 'seq': int(seq), 'owner': owner,
+            'epoch': int(epoch),
+            'domains': [_host_watch_to_dict(domain, host_watch)
+                        for domain, host_watch
+                        in sorted(host_watches.items())]}
+
+
+def _host_watch_to_dict(domain, host_watch):
+    watch = host_watch.watch
+    return {'storage_domain': domain,
+            'capacity': {'max_iops': float(host_watch.capacity.max_iops),
+                         'max_bytes_sec':
+                             float(host_watch.capacity.max_bytes_sec)},
+            'disks': sorted(host_watch.disks),
+            'served': [[disk_id, float(iops), float(bytes_sec),
+                        float(latency_s)]
+                       for disk_id, iops, bytes_sec, latency_s
+                       in watch.served],
+            'floors_only': bool(watch.floors_only),
+            'at_cap_fraction': float(watch.at_cap_fraction),
+            'lease_s': float(watch.lease_s)}
+
+
+def decode_watches(data):
+    """The Watches of a watch cast's ``watch``.  The envelope (agent,
+    report, fence, at most MAX_SAMPLES domains) must be sound or the
+    whole cast is refused with ValueError; a malformed domain is left
+    out and named in ``rejected``."""
+    _mapping('watch', data)
+    agent_id = text('watch', 'agent_id', data.get('agent_id'),
+                    required=True)
+    seq = data.get('seq')
+    if isinstance(seq, bool) or not isinstance(seq, int) \
+            or not 0 <= seq <= MAX_SEQ:
+        raise ValueError('watch: seq must be an integer in [0, 2^63), got '
+                         '%s' % _shown(seq, 32))
+    owner, epoch = fence_of(data, 'watch')
+    raw_domains = data.get('domains')
+    if not isinstance(raw_domains, list) or len(raw_domains) > MAX_SAMPLES:
+        raise ValueError('watch: domains must be a list of at most %d'
+                         % MAX_SAMPLES)
+    domains, rejected = {}, []
+    for raw in raw_domains:
+        try:
+            domain, host_watch = _host_watch_from_dict(raw)
+            domains[domain] = host_watch
+        except (ValueError, TypeError) as exc:
+            rejected.append(str(exc))
+    return Watches(agent_id, seq, owner, epoch, domains, tuple(rejected))
+
+
+def _host_watch_from_dict(data):
+    """``(storage domain, idle.HostWatch)`` of one domain of a watch
+    cast; ValueError naming the field."""
+    _mapping('watch of a domain', data)
+    domain = text('watch', 'storage_domain', data.get('storage_domain'),
+                  required=True)
+    owner = 'watch of %s' % domain
+    raw_capacity = _mapping(owner + ': capacity', data.get('capacity'))
+    max_iops = number(owner, 'max_iops', raw_capacity.get('max_iops'),
+                      MAX_IOPS)
+    max_bytes_sec = number(owner, 'max_bytes_sec',
+                           raw_capacity.get('max_bytes_sec'), MAX_BYTES_SEC)
+    if not (max_iops > 0 and max_bytes_sec > 0):
+        raise ValueError('%s: capacity must be > 0 on both axes' % owner)
+    capacity = model.Capacity(max_iops, max_bytes_sec)
+    disks, served = data.get('disks'), data.get('served')
+    if not isinstance(disks, list) or not isinstance(served, list) \
+            or len(disks) > MAX_SAMPLES or len(served) > len(disks):
+        raise ValueError('%s: disks must be a list of at most %d, served '
+                         'a list of no more' % (owner, MAX_SAMPLES))
+    # A disk id is '<uuid>/<device>': two names and a slash.
+    disk_ids = frozenset(text(owner, 'disk', disk_id,
+                              limit=2 * MAX_NAME_CHARS + 1, required=True)
+                         for disk_id in disks)
+    entries = []
+    for entry in served:
+        if not isinstance(entry, list) or len(entry) != 4 \
+                or entry[0] not in disk_ids:
+            raise ValueError('%s: a served entry must be [disk, iops, '
+                             'bytes_sec, latency_s] of one of its disks, '
+                             'got %s' % (owner, _shown(entry, 80)))
+        entries.append((entry[0],
+                        number(owner, 'iops', entry[1], MAX_IOPS),
+                        number(owner, 'bytes_sec', entry[2], MAX_BYTES_SEC),
+                        number(owner, 'latency_s', entry[3],
+                               MAX_LATENCY_S)))
+    floors_only = data.get('floors_only')
+    if not isinstance(floors_only, bool):
+        raise ValueError('%s: floors_only must be true or false, got %s'
+                         % (owner, _shown(floors_only, 40)))
+    at_cap_fraction = number(owner, 'at_cap_fraction',
+                             data.get('at_cap_fraction'), 1.0)
+    if at_cap_fraction < MIN_AT_CAP_FRACTION:
+        raise ValueError('%s: at_cap_fraction must be at least %g, got %g'
+                         % (owner, MIN_AT_CAP_FRACTION, at_cap_fraction))
+    return domain, idle.HostWatch(capacity, disk_ids, idle.Watch(
+        served=tuple(entries), floors_only=floors_only,
+        at_cap_fraction=at_cap_fraction,
+        lease_s=number(owner, 'lease_s', data.get('lease_s'),
+                       MAX_LEASE_S)))
 
 
 def pool_state_reply(states=None, tiers=None, error=None):

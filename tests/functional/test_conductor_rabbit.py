@@ -7,7 +7,9 @@ e2e test has real ones); everything between them - oslo.messaging over
 rabbit, the conductor's rounds, the per-host topics, the database - is
 real, and so are the memory floors cast at compute RPC 1.1 (not sent
 under a 1.0 pin; refused by an agent of the previous release, which
-keeps its caps) and the end of a recorded cap its agent reports lifted.
+keeps its caps), the end of a recorded cap its agent reports lifted,
+and the watch cast at 1.3 on which an agent's checks within the
+interval grow caps (none under a 1.2 pin).
 Faults: RabbitMQ drops every connection (``rabbitmqctl
 stop_app``/``start_app``) and the loops carry on; the database is
 unreachable and the conductor keeps deciding.
@@ -31,6 +33,7 @@ from iothrottle.rpc import api as rpc_api  # noqa: E402
 from tests.functional import test_db_mariadb  # noqa: E402
 from tests import rabbit  # noqa: E402
 from tests.unit.conductor import test_service  # noqa: E402
+from tests.unit.rpc import test_watch  # noqa: E402
 
 URL = rabbit.URL
 START_DEADLINE_S = rabbit.START_DEADLINE_S
@@ -40,8 +43,8 @@ _wait = rabbit.wait
 ensure_rabbitmq = rabbit.ensure_rabbitmq
 
 
-class RabbitCase(test_service.TestOverFakeTransport):
-    """The fake:// cases, re-run on RabbitMQ, plus the faults."""
+class OnRabbit:
+    """A fake:// case's transport and host names on RabbitMQ."""
 
     def setUp(self):
         testtools.TestCase.setUp(self)
@@ -54,6 +57,14 @@ class RabbitCase(test_service.TestOverFakeTransport):
 
     def host(self, name):
         return '%s-%s' % (name, self.suffix)
+
+
+class RabbitWatchCase(OnRabbit, test_watch.TestOverFakeTransport):
+    """The watch cases of fake://, re-run on RabbitMQ."""
+
+
+class RabbitCase(OnRabbit, test_service.TestOverFakeTransport):
+    """The fake:// cases, re-run on RabbitMQ, plus the faults."""
 
     def mariadb_store(self):
         db = self.useFixture(test_db_mariadb.ThrowAwayDatabase())

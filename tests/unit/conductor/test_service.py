@@ -47,6 +47,28 @@ def serve(test, transport, host, remote, endpoint=remote_mod.Endpoint):
     test.addCleanup(stop.set)
 
 
+def start_conductor(test, transport, store, guarantee=test_core.GOLD,
+                    policy=None, version_cap=None):
+    """A conductor of ``policy`` (default: test_core.Recorder) deciding
+    every 0.5 s on ``transport``, stopped when ``test`` ends."""
+    the_core = core.Core(policy or test_core.Recorder(),
+                         test_core.Flavors({'m1.gold': guarantee}),
+                         core.Capacities(test_core.CAPACITY),
+                         interval_s=0.5)
+    conductor = service.Conductor(
+        the_core, rpc_api.ComputeAPI(transport, version_cap=version_cap),
+        store, 'recorder')
+    server = rpc_api.get_server(transport, rpc_api.CONDUCTOR_TOPIC, 'c',
+                                [service.Endpoint(conductor)])
+    stop = threading.Event()
+    thread = threading.Thread(target=rpc_serve,
+                              args=(conductor, server, stop))
+    thread.start()
+    test.addCleanup(thread.join, 10)
+    test.addCleanup(stop.set)
+    return conductor
+
+
 def sqlite_engine(test):
     """A migrated SQLite database of ``test``'s own, removed after it."""
     tmp = test.useFixture(fixtures.TempDir())
@@ -124,23 +146,8 @@ class TestOverFakeTransport(testtools.TestCase):
 
     def start_conductor(self, store, guarantee=test_core.GOLD,
                         policy=None, version_cap=None):
-        the_core = core.Core(policy or test_core.Recorder(),
-                             test_core.Flavors({'m1.gold': guarantee}),
-                             core.Capacities(test_core.CAPACITY),
-                             interval_s=0.5)
-        conductor = service.Conductor(
-            the_core, rpc_api.ComputeAPI(self.transport,
-                                         version_cap=version_cap),
-            store, 'recorder')
-        server = rpc_api.get_server(self.transport, rpc_api.CONDUCTOR_TOPIC,
-                                    'c', [service.Endpoint(conductor)])
-        stop = threading.Event()
-        thread = threading.Thread(target=rpc_serve,
-                                  args=(conductor, server, stop))
-        thread.start()
-        self.addCleanup(thread.join, 10)
-        self.addCleanup(stop.set)
-        return conductor
+        return start_conductor(self, self.transport, store, guarantee,
+                               policy, version_cap)
 
     def start_agent(self, host, uuids, balloon=None, endpoint=None):
         actuator = FakeActuator()
