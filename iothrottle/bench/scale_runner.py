@@ -105,6 +105,7 @@ class Sink:
         self.endpoints_by_uuid = endpoints_by_uuid
         self.receipts = []    # (issued_at, received_at)
         self.floors_casts = 0
+        self.watch_casts = 0
         self.lock = threading.Lock()
 
     def set_memory_floors(self, ctxt, floors):
@@ -115,6 +116,18 @@ class Sink:
         endpoint = self.endpoints_by_uuid.get(next(iter(floors or {}), None))
         if endpoint is not None:
             endpoint.set_memory_floors(ctxt, floors)
+
+    def watch(self, ctxt, watch):
+        """The watch cast to a host: counted and handed to the agent of
+        the first disk it names (the simulated hosts do not check:
+        their collectors sample once an interval)."""
+        with self.lock:
+            self.watch_casts += 1
+        domains = (watch or {}).get('domains') or [{}]
+        disk_id = next(iter(domains[0].get('disks') or ()), '')
+        endpoint = self.endpoints_by_uuid.get(disk_id.split('/')[0])
+        if endpoint is not None:
+            endpoint.watch(ctxt, watch)
 
     def apply(self, ctxt, decisions):
         from iothrottle.rpc import wire

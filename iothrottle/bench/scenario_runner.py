@@ -9,6 +9,9 @@ invisible to the policy.  Every policy runs each plan's events on the
 interval grid: a start runs load generator processes in the guest, a
 stop ends all of the guest's.  The capacity the controller is told is
 the measured one times the plan's factor, or the ``[storage]`` default.
+With ``--mode conductor`` the agent reports to an in-process conductor
+that decides and casts back (:mod:`iothrottle.bench.conductor_mode`),
+the path production runs.
 """
 
 import collections
@@ -17,6 +20,7 @@ import types
 
 import libvirt
 
+from iothrottle.bench import conductor_mode
 from iothrottle.bench import peers
 from iothrottle.bench import runner
 from iothrottle.bench import scenarios
@@ -27,6 +31,12 @@ from iothrottle.compute import collector as collector_mod
 from iothrottle.controller import model
 from iothrottle.controller import policy as policy_mod
 from iothrottle import testbed
+
+
+# Where the policy runs: in the agent's step, or in a conductor's round.
+STANDALONE = 'standalone'
+CONDUCTOR = 'conductor'
+MODES = (STANDALONE, CONDUCTOR)
 
 
 class PlanCollector:
@@ -65,9 +75,12 @@ class ScenarioRun(runner.Seed000Run):
     """One testbed, every plan, every policy; see the module docstring."""
 
     def __init__(self, plans, out, prefix='itb-scn-', block_layer=None,
-                 config_files=()):
+                 config_files=(), mode=STANDALONE):
         super().__init__(plans[0], out, prefix, block_layer, config_files)
         self.plans = plans
+        # STANDALONE: the agent decides in its step; CONDUCTOR: an
+        # in-process conductor decides on its reports (conductor_mode).
+        self.mode = mode
         # The store measured again after the last plan (run).
         self.capacity_end = None
         self._pending = []
@@ -134,9 +147,15 @@ class ScenarioRun(runner.Seed000Run):
                       if capacity is self.capacity else
                       capacity_mod.CapacityTable(default=capacity,
                                                  by_domain={}))
+        collector = PlanCollector(collector_mod.Collector(conn), uuids)
+        actuator = self.actuator(conn, policy_name)
+        if self.mode == CONDUCTOR:
+            return conductor_mode.ConductorModeAgent(
+                conf, agent_mod.Agent(conf, collector, actuator, None, None,
+                                      None),
+                runner.plan_tiers(self.plan), capacities)
         return agent_mod.Agent(
-            conf, PlanCollector(collector_mod.Collector(conn), uuids),
-            self.actuator(conn, policy_name), policy_mod.load_policy(conf),
+            conf, collector, actuator, policy_mod.load_policy(conf),
             runner.plan_tiers(self.plan), capacities)
 
     def floors(self):

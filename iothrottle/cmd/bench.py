@@ -21,6 +21,9 @@ run with that file's ``[controller]`` and ``[storage]`` options instead
 of the defaults, and the JSON records the options in force (see
 :mod:`iothrottle.bench.settings`).
 
+``scenarios --mode conductor`` runs the agents' policy in an
+in-process conductor instead (:mod:`iothrottle.bench.conductor_mode`).
+
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
 [--losses] [--acted PATTERN] [--falls] [--caps] [--paced] [--queue]
 [--stops]``
@@ -208,6 +211,12 @@ def parse_args(argv):
     sc.add_argument('--trace', metavar='FILE',
                     help='write every interval: each guest\'s KB/s, '
                          'latency and cap, and the decisions taken')
+    sc.add_argument('--mode', choices=('standalone', 'conductor'),
+                    default='standalone',
+                    help='where the policy runs: in the agent '
+                         '(standalone, the default) or in a conductor the '
+                         'agent reports to, with the watch its checks '
+                         'read cast back (conductor, in one process)')
     sc.add_argument('--dry-run', action='store_true',
                     help='print the drawn plans and exit')
     _block_layer_option(sc)
@@ -467,7 +476,8 @@ def run_scenarios(args, out):
         policies.insert(0, 'none')   # every ratio is against 'none'
     run = scenario_runner.ScenarioRun(plans, out,
                                       block_layer=args.block_layer,
-                                      config_files=args.config_file)
+                                      config_files=args.config_file,
+                                      mode=args.mode)
 
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
@@ -493,7 +503,8 @@ def run_scenarios(args, out):
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
         'stretch': args.stretch, 'block_layer': args.block_layer,
-        'repeat': args.repeat, 'capacity_iops': capacity_iops,
+        'mode': args.mode, 'repeat': args.repeat,
+        'capacity_iops': capacity_iops,
         'capacity_iops_end': capacity_iops_end,
         'config_files': args.config_file, 'settings': args.settings,
         'summary': summary,

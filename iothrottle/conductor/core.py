@@ -543,6 +543,11 @@ class Core:
             if now_s - cast_s > forget_s:
                 del self._casts[disk_id]
 
+    def states(self):
+        """``{domain: the policy's state}`` after the last round (what
+        the scenario bench's trace reads)."""
+        return dict(self._states)
+
     def forget_domains(self, domains):
         """Start ``domains`` afresh at their next round (several
         conductors: a domain this one decides again after another did
