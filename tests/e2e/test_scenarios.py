@@ -11,6 +11,12 @@ floor under ``none`` in one run and in none of the next), so no policy
 is judged here: the controller's bar on a plan with certain contention
 is ``test_seed000``; the issue-8 targets are reported by the bench
 (the JSON's ``summary`` and ``targets``), not asserted.
+
+The same draw's first plan once more in conductor mode (``--mode
+conductor``: the agent reports to a conductor that runs ``guarantee``
+and casts its decisions and watches back): the bench completes, and the
+trace carries the policy's domain line, which only the conductor's
+state gives there.
 """
 
 import json
@@ -26,25 +32,31 @@ POLICIES = ('none', 'paper', 'guarantee', 'static')
 
 class TestScenarios(testtools.TestCase):
 
-    def test_three_short_plans(self):
-        out_dir = tempfile.mkdtemp(prefix='iothrottle-e2e-')
+    def scenarios(self, out_dir, *args, timeout_s=900):
+        """Run ``iothrottle-bench scenarios --count 3 --seed 6 --short``
+        with ``args`` (writing its JSON into ``out_dir``); returns its
+        output and its JSON document once it exited 0."""
         path = os.path.join(out_dir, 'scenarios.json')
-        png = os.path.join(out_dir, 'scenarios.png')
         proc = subprocess.run(
             [sys.executable, '-m', 'iothrottle.cmd.bench', 'scenarios',
-             '--count', '3', '--seed', '6', '--short', '--json', path,
-             '--png', png],
+             '--count', '3', '--seed', '6', '--short', '--json', path]
+            + list(args),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=900)
+            timeout=timeout_s)
         sys.stdout.write(proc.stdout[-6000:])
         self.assertEqual(0, proc.returncode, proc.stdout[-3000:])
         with open(path) as f:
-            document = json.load(f)
+            return proc.stdout, json.load(f)
+
+    def test_three_short_plans(self):
+        out_dir = tempfile.mkdtemp(prefix='iothrottle-e2e-')
+        png = os.path.join(out_dir, 'scenarios.png')
+        output, document = self.scenarios(out_dir, '--png', png)
         self.assertGreater(os.path.getsize(png), 0)
         # The store is measured before the plans and again after them.
         self.assertGreater(document['capacity_iops'], 0)
         self.assertGreater(document['capacity_iops_end'], 0)
-        self.assertIn('store capacity at the end', proc.stdout)
+        self.assertIn('store capacity at the end', output)
         plans = document['plans']
         self.assertEqual(3, len(plans))
         for plan in plans:
@@ -55,3 +67,20 @@ class TestScenarios(testtools.TestCase):
                     (plan['describe'], policy))
 
         self.assertEqual(set(POLICIES), set(document['summary']))
+
+    def test_one_short_plan_in_conductor_mode(self):
+        out_dir = tempfile.mkdtemp(prefix='iothrottle-e2e-')
+        trace = os.path.join(out_dir, 'conductor.trace')
+        _, document = self.scenarios(
+            out_dir, '--plan', '0', '--policy', 'none', '--policy',
+            'guarantee', '--mode', 'conductor', '--trace', trace,
+            timeout_s=600)
+        self.assertEqual('conductor', document['mode'])
+        (plan,) = document['plans']
+        for policy in ('none', 'guarantee'):
+            self.assertGreater(
+                plan['results'][policy]['scored_intervals'], 0, policy)
+        with open(trace) as f:
+            lines = f.read().splitlines()
+        self.assertTrue(any(line.strip().startswith('domain: capacity')
+                            for line in lines), lines[:20])
