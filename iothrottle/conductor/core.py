@@ -49,6 +49,7 @@ room the caps elsewhere would be released into; a host silent past
 import collections
 import dataclasses
 
+from iothrottle.controller import cost
 from iothrottle.controller import domain as domain_mod
 from iothrottle.controller import idle
 from iothrottle.controller import model
@@ -148,13 +149,16 @@ class Capacities:
     both axes have been seen above zero.  The policy's border (e.g. 90 %)
     applies to whichever capacity this returns.
 
-    A peak is the smallest of the last ``PEAK_HELD_INTERVALS`` totals of
-    each axis, so it grows only to a level held that long: a single
-    report of ``read_iops=1e7`` (the wire's bound) moves nothing, where
-    it once set the domain's capacity for good.  The database is
-    authoritative (:meth:`replace_peaks`): an operator's
-    ``iothrottle-manage domain reset-capacity`` lowers a running
-    conductor's peak at its next refresh.
+    A peak is one interval's total: of the last ``PEAK_HELD_INTERVALS``
+    totals, the one of least load (``cost.load`` against the default),
+    so it grows only to a level held that long: a single report of
+    ``read_iops=1e7`` (the wire's bound) moves nothing, where it once
+    set the domain's capacity for good.  The capacity learned from it
+    is the default's shape scaled until the peak fills it
+    (:func:`peak_capacity`).  The database is authoritative
+    (:meth:`replace_peaks`): an operator's ``iothrottle-manage domain
+    reset-capacity`` lowers a running conductor's peak at its next
+    refresh.
     """
 
     def __init__(self, default, declared=None, peaks=None, learn=True):
@@ -169,7 +173,7 @@ class Capacities:
             return self.declared[domain]
         peak = self.peaks.get(domain)
         if self.learn and peak is not None and peak[0] > 0 and peak[1] > 0:
-            return model.Capacity(max_iops=peak[0], max_bytes_sec=peak[1])
+            return peak_capacity(self.default, *peak)
         return self.default
 
     def observe(self, domain, iops, bytes_sec):
@@ -182,19 +186,41 @@ class Capacities:
         recent.append((iops, bytes_sec))
         if len(recent) < PEAK_HELD_INTERVALS:
             return None
-        held = (min(r[0] for r in recent), min(r[1] for r in recent))
+        held = min(recent, key=self._load)
         old = self.peaks.get(domain, (0.0, 0.0))
-        new = (max(old[0], held[0]), max(old[1], held[1]))
-        if new == old:
+        if self._load(held) <= self._load(old):
             return None
-        self.peaks[domain] = new
-        return new
+        self.peaks[domain] = held
+        return held
+
+    def _load(self, total):
+        """The load of ``(iops, bytes_sec)`` against the default."""
+        return cost.load(self.default, *total)
 
     def replace_peaks(self, peaks):
         """Take ``{domain: (iops, bytes_sec)}`` from the database as the
         peaks (a domain absent or at 0 has none)."""
         self.peaks = {domain: peak for domain, peak in peaks.items()
                       if peak[0] > 0 or peak[1] > 0}
+
+
+def peak_capacity(shape, peak_iops, peak_bytes_sec):
+    """The capacity of ``shape``'s proportions (a Capacity) that a peak
+    of ``peak_iops`` and ``peak_bytes_sec`` fills: ``shape`` scaled by
+    the load the peak puts on it.
+
+    A peak's requests and bytes are one stream, whose load the cost
+    model adds up from both axes; taken as the capacity of each axis,
+    the peak read as load 2 against itself (1 + 1), and a domain looked
+    saturated at half the throughput it had shown.  Worked numbers:
+    the default 7200 rpm disk (200 IOPS, 150 MB/s) and a peak of 95
+    requests/s of 16 KB (1.56 MB/s): load 0.475 + 0.010 = 0.485, a
+    capacity of 97.1 IOPS and 72.8 MB/s, on which 95 requests/s of
+    16 KB are full; the two peaks taken as they are (95 IOPS, 1.56
+    MB/s) read the same stream as load 2.0."""
+    scale = cost.load(shape, peak_iops, peak_bytes_sec)
+    return model.Capacity(max_iops=shape.max_iops * scale,
+                          max_bytes_sec=shape.max_bytes_sec * scale)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -100,8 +100,10 @@ CONDUCTOR_OPTS = [
                 default=True,
                 help='A storage domain without a declared capacity '
                      '([storage] domain_capacity, or the database) gets '
-                     'the peak throughput observed on it (persisted); '
-                     'until one is seen, the [storage] default.'),
+                     'the [storage] default scaled until the peak '
+                     'throughput observed on it (one interval\'s total, '
+                     'persisted) fills it; until one is seen, the '
+                     '[storage] default.'),
     cfg.FloatOpt('report_wait_fraction',
                  default=0.5, min=0.0, max=1.0,
                  help='Once the first host has reported for an interval, '

@@ -440,10 +440,13 @@ def declare_capacity(engine, key, max_iops, max_bytes_sec):
 
 
 def learn_peak(engine, key, iops, bytes_sec):
-    """Record throughput observed on storage domain ``key``.
-
-    Each axis keeps its highest value; a domain whose capacity was not
-    declared takes its peaks as capacity.  Returns the domain.
+    """Record the peak throughput of storage domain ``key``: one
+    interval's total, which replaces the one stored (the conductor
+    records a peak only when its load grew,
+    ``iothrottle.conductor.core.Capacities``: the IOPS of one interval
+    and the bytes of another are no total the domain did).  A domain
+    whose capacity was not declared keeps it as its learned capacity.
+    Returns the domain.
     """
     iops, bytes_sec = _rate('iops', iops), _rate('bytes_sec', bytes_sec)
     with _session(engine) as session, session.begin():
@@ -453,8 +456,7 @@ def learn_peak(engine, key, iops, bytes_sec):
 
 def _learn_peak(row, iops, bytes_sec):
     """learn_peak's update of ``row`` (values checked)."""
-    row.peak_iops = max(row.peak_iops or 0.0, iops)
-    row.peak_bytes_sec = max(row.peak_bytes_sec or 0.0, bytes_sec)
+    row.peak_iops, row.peak_bytes_sec = iops, bytes_sec
     if row.capacity_source == models.CAPACITY_LEARNED:
         row.max_iops = row.peak_iops
         row.max_bytes_sec = row.peak_bytes_sec

@@ -96,7 +96,9 @@ class StorageDomain(Base):
     ``max_iops``/``max_bytes_sec`` are what the controller uses;
     ``capacity_source`` says whether the operator declared them
     (``config``) or they were learned from the peak observed throughput
-    (``learned``), kept in ``peak_iops``/``peak_bytes_sec``.
+    (``learned``), kept in ``peak_iops``/``peak_bytes_sec``: the total
+    of one interval, which the conductor scales its default capacity's
+    shape to (``iothrottle.conductor.core.peak_capacity``).
 
     The ``load_*`` columns and ``saturated`` are the conductor's last
     stored round (``load_at``; NULL until one): the domain's total

@@ -8,6 +8,7 @@ import testtools
 
 from iothrottle.conductor import core
 from iothrottle.conductor import guarantees
+from iothrottle.controller import cost
 from iothrottle.controller import guarantee as guarantee_mod
 from iothrottle.controller import model
 from iothrottle.controller import policy as policy_mod
@@ -462,10 +463,34 @@ class TestCapacities(testtools.TestCase):
         self.assertEqual(CAPACITY, caps.capacity_of('l'))
         self.assertIsNone(caps.observe('l', 80.0, 5e6))
         self.assertIsNone(caps.observe('l', 85.0, 6e6))
-        # Held three intervals: the smallest of them is the peak.
+        # Held three intervals: the least loaded of them is the peak.
         self.assertEqual((80.0, 5e6), caps.observe('l', 90.0, 5e6))
         self.assertIsNone(caps.observe('l', 70.0, 4e6))
-        self.assertEqual(model.Capacity(80.0, 5e6), caps.capacity_of('l'))
+        self.assertEqual(core.peak_capacity(CAPACITY, 80.0, 5e6),
+                         caps.capacity_of('l'))
+
+    def test_the_learned_capacity_is_full_at_the_peak(self):
+        # Each axis' peak taken as its capacity read the peak as load
+        # 2: a domain saturated at half of what it had shown.
+        learned = core.peak_capacity(CAPACITY, 80.0, 5e6)
+        self.assertAlmostEqual(1.0, cost.load(learned, 80.0, 5e6))
+        # The default's shape (100 IOPS to 1e9 B/s), scaled by the
+        # peak's load on it: 80 / 100 + 5e6 / 1e9 = 0.805.
+        self.assertAlmostEqual(1e7, learned.max_bytes_sec
+                               / learned.max_iops)
+        self.assertAlmostEqual(80.5, learned.max_iops)
+
+    def test_a_peak_is_one_intervals_total(self):
+        # Of the held intervals, the least loaded one whole: not the
+        # IOPS of one and the bytes of another.
+        caps = core.Capacities(CAPACITY)
+        for total in ((90.0, 1e6), (60.0, 9e8), (80.0, 5e6)):
+            caps.observe('l', *total)
+        self.assertEqual((80.0, 5e6), caps.peaks['l'])
+        # A later total of less load leaves it.
+        for total in ((50.0, 5e6),) * 3:
+            self.assertIsNone(caps.observe('l', *total))
+        self.assertEqual((80.0, 5e6), caps.peaks['l'])
 
     def test_one_outlier_does_not_set_the_peak(self):
         # Issue 9 item 9: one report of 1e12 IOPS set the peak for good.
@@ -474,14 +499,15 @@ class TestCapacities(testtools.TestCase):
             caps.observe('l', *total)
         self.assertIsNone(caps.observe('l', 1e7, 1e11))
         self.assertIsNone(caps.observe('l', 80.0, 5e6))
-        self.assertEqual(model.Capacity(80.0, 5e6), caps.capacity_of('l'))
+        self.assertEqual((80.0, 5e6), caps.peaks['l'])
 
     def test_database_peaks_replace_and_lower_the_learned_ones(self):
         caps = core.Capacities(CAPACITY, peaks={'l': (80.0, 5e6),
                                                 'm': (10.0, 1e6)})
         caps.replace_peaks({'l': (0.0, 0.0), 'm': (5.0, 1e6)})
         self.assertEqual(CAPACITY, caps.capacity_of('l'))
-        self.assertEqual(model.Capacity(5.0, 1e6), caps.capacity_of('m'))
+        self.assertEqual(core.peak_capacity(CAPACITY, 5.0, 1e6),
+                         caps.capacity_of('m'))
 
     def test_learning_off_keeps_the_default(self):
         caps = core.Capacities(CAPACITY, learn=False)
