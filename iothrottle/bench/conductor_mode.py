@@ -23,7 +23,6 @@ here).  The conductor learns the domain's capacity as
 """
 
 import dataclasses
-import time
 import types
 
 from iothrottle.controller import policy as policy_mod
@@ -96,7 +95,8 @@ class ConductorModeAgent:
         decisions, the caps in force after them and the policy's
         states, as the standalone agent's does."""
         report = self.remote.step()
-        round_ = self.core.decide(time.monotonic())
+        # On the clock the conductor took the report in with.
+        round_ = self.core.decide(self.conductor.clock())
         self.conductor.publish(round_)
         return dataclasses.replace(
             report,

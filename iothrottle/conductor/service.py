@@ -414,12 +414,13 @@ class Conductor:
         if not getattr(self.compute_api, 'sends_watch', False):
             return
         for host, host_watches in sorted(round_.watches.items()):
-            if not round_.agents.get(host):
+            agent_id = round_.agents.get(host)
+            if not agent_id:
                 continue    # an agent older than report ids: before 1.3
             try:
                 self.compute_api.watch(host, wire.watches(
-                    round_.agents.get(host, ''), round_.seqs.get(host, 0),
-                    host_watches, owner, epoch))
+                    agent_id, round_.seqs[host], host_watches, owner,
+                    epoch))
             except Exception as exc:
                 LOG.warning('casting the watches of %s failed: %s; no more '
                             'this round', host, exc)
