@@ -229,7 +229,9 @@ class Round:
 
     ``by_host``: ``{host: [(Decision, Guarantee)]}`` to cast;
     ``by_domain``: ``{domain: [Decision]}`` to record; ``peaks``:
-    ``{domain: (iops, bytes_sec)}`` that grew (to persist); ``errors``:
+    ``{domain: (iops, bytes_sec)}`` that grew (to persist) and
+    ``learned`` ``{domain: Capacity}`` the capacities derived from them
+    (:func:`peak_capacity`, to show); ``errors``:
     one line each; ``loads``: ``{domain: model.DomainLoad}`` of every
     domain decided (to persist); ``floors``: ``{host: {instance uuid:
     min_memory_mb}}`` of the instances whose guarantee is known (to
@@ -251,6 +253,7 @@ class Round:
     agents: dict = dataclasses.field(default_factory=dict)
     seqs: dict = dataclasses.field(default_factory=dict)
     watches: dict = dataclasses.field(default_factory=dict)
+    learned: dict = dataclasses.field(default_factory=dict)
 
 
 class Core:
@@ -441,7 +444,7 @@ class Core:
         held |= self._late_domains(pending, now_s, by_domain_disks, errors)
         self.owners = owners
         by_host = collections.defaultdict(list)
-        by_domain, peaks, loads, watches = {}, {}, {}, {}
+        by_domain, peaks, loads, watches, learned = {}, {}, {}, {}, {}
         for domain in sorted(by_domain_disks):
             if domain in held:
                 continue
@@ -451,6 +454,8 @@ class Core:
             peak = self.capacities.observe(domain, iops, bytes_sec)
             if peak is not None:
                 peaks[domain] = peak
+                learned[domain] = peak_capacity(self.capacities.default,
+                                                *peak)
             result = self._decide_domain(domain, disks, now_s, errors)
             if result.decided:
                 by_domain[domain] = [d for d, _ in result.decided]
@@ -467,7 +472,7 @@ class Core:
                      agents={host: pending[host][0].agent_id
                              for host in pending},
                      seqs={host: pending[host][0].seq for host in pending},
-                     watches=watches)
+                     watches=watches, learned=learned)
 
     def _held_domains(self, pending, now_s, errors):
         """The domains not decided this round: those a host of

@@ -442,7 +442,7 @@ class Conductor:
                                 lifted_at, datetime.timezone.utc))
         self.store.call('recording decisions', db_api.record_round,
                         round_.by_domain, round_.peaks, round_.loads,
-                        self.policy_name)
+                        self.policy_name, learned=round_.learned)
         LOG.info('round %d recorded in %.1f ms', number,
                  (time.perf_counter() - started) * 1e3)
 

@@ -439,27 +439,44 @@ def declare_capacity(engine, key, max_iops, max_bytes_sec):
         return _domain(row)
 
 
-def learn_peak(engine, key, iops, bytes_sec):
+def learn_peak(engine, key, iops, bytes_sec, capacity=None):
     """Record the peak throughput of storage domain ``key``: one
     interval's total, which replaces the one stored (the conductor
     records a peak only when its load grew,
     ``iothrottle.conductor.core.Capacities``: the IOPS of one interval
     and the bytes of another are no total the domain did).  A domain
-    whose capacity was not declared keeps it as its learned capacity.
-    Returns the domain.
+    whose capacity was not declared shows ``capacity`` (a Capacity: what
+    the conductor derives from the peak,
+    ``iothrottle.conductor.core.peak_capacity``) as its learned
+    capacity; None shows the peak pair itself.  Returns the domain.
     """
     iops, bytes_sec = _rate('iops', iops), _rate('bytes_sec', bytes_sec)
+    learned = _learned(key, capacity)
     with _session(engine) as session, session.begin():
         return _domain(_learn_peak(_domain_row(session, key), iops,
-                                   bytes_sec))
+                                   bytes_sec, learned))
 
 
-def _learn_peak(row, iops, bytes_sec):
-    """learn_peak's update of ``row`` (values checked)."""
+def _learned(key, capacity):
+    """A learned ``capacity`` (Capacity or None) as a checked
+    ``(max_iops, max_bytes_sec)`` pair, or None."""
+    if capacity is None:
+        return None
+    try:
+        return (_rate('max_iops', capacity.max_iops),
+                _rate('max_bytes_sec', capacity.max_bytes_sec))
+    except (AttributeError, ValueError) as exc:
+        raise ValueError('storage domain %r: learned capacity %s'
+                         % (key, exc)) from None
+
+
+def _learn_peak(row, iops, bytes_sec, learned=None):
+    """learn_peak's update of ``row`` (values checked; ``learned``: the
+    checked capacity pair, None for the peak's)."""
     row.peak_iops, row.peak_bytes_sec = iops, bytes_sec
     if row.capacity_source == models.CAPACITY_LEARNED:
-        row.max_iops = row.peak_iops
-        row.max_bytes_sec = row.peak_bytes_sec
+        row.max_iops, row.max_bytes_sec = (
+            (iops, bytes_sec) if learned is None else learned)
     row.updated_at = models.utcnow()
     return row
 
@@ -803,11 +820,12 @@ def _store_decisions(session, storage_domain, decisions, policy, when,
 
 
 def record_round(engine, decisions, peaks, loads, policy, when=None,
-                 heartbeat_s=HEARTBEAT_S):
+                 heartbeat_s=HEARTBEAT_S, learned=None):
     """A conductor's round in one transaction (one commit, where one per
     domain took longer than the interval at a thousand domains):
     ``decisions`` ({domain: [Decision]}, as :func:`record_decisions`),
-    grown ``peaks`` ({domain: (iops, bytes_sec)}, as :func:`learn_peak`)
+    grown ``peaks`` ({domain: (iops, bytes_sec)}, as :func:`learn_peak`,
+    with ``learned`` {domain: Capacity} the capacities derived from them)
     and ``loads`` ({domain: DomainLoad}, as
     :func:`record_domain_loads`).  Everything is checked before anything
     is written (ValueError naming the domain and field); returns the
@@ -821,7 +839,8 @@ def record_round(engine, decisions, peaks, loads, policy, when=None,
     for domain, (iops, bytes_sec) in peaks.items():
         _check_length('storage domain key', domain, models.NAME_LENGTH)
         checked_peaks[domain] = (_rate('iops', iops),
-                                 _rate('bytes_sec', bytes_sec))
+                                 _rate('bytes_sec', bytes_sec),
+                                 _learned(domain, (learned or {}).get(domain)))
     values = _load_values(loads, when)
     stored = 0
     with _session(engine) as session, session.begin():
@@ -829,8 +848,8 @@ def record_round(engine, decisions, peaks, loads, policy, when=None,
         for domain, domain_decisions in sorted(decisions.items()):
             stored += _store_decisions(session, domain, domain_decisions,
                                        policy, when, heartbeat)
-        for domain, (iops, bytes_sec) in sorted(checked_peaks.items()):
-            _learn_peak(rows[domain], iops, bytes_sec)
+        for domain, peak in sorted(checked_peaks.items()):
+            _learn_peak(rows[domain], *peak)
         _store_loads(rows, loads, values, heartbeat)
     return stored
 

@@ -113,6 +113,21 @@ class TestRound(testtools.TestCase):
         # One interval's total is not yet a peak (PEAK_HELD_INTERVALS).
         self.assertEqual({}, r.peaks)
 
+    def test_a_round_says_what_a_grown_peak_is_worth(self):
+        c = make_core()
+        rounds = []
+        for t in range(core.PEAK_HELD_INTERVALS):
+            c.add_report(report('h1', sample('u1', 'store', 40.0)), t)
+            rounds.append(c.decide(t))
+        self.assertEqual([{}] * (core.PEAK_HELD_INTERVALS - 1),
+                         [r.learned for r in rounds[:-1]])
+        peak = (40.0, 40.0 * 65536)
+        self.assertEqual({'store': peak}, rounds[-1].peaks)
+        self.assertEqual({'store': core.peak_capacity(CAPACITY, *peak)},
+                         rounds[-1].learned)
+        self.assertEqual(rounds[-1].learned['store'],
+                         c.capacities.capacity_of('store'))
+
     def test_policy_state_is_kept_per_domain(self):
         policy = Recorder()
         c = make_core(policy)

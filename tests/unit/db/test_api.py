@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime
+import types
 
 import sqlalchemy as sa
 import testtools
@@ -364,6 +365,37 @@ class TestDecisions(DatabaseTestCase):
         self.assertEqual(0, api.record_round(
             self.engine, {self.KEY: self.decisions()[:1]}, {}, {},
             'guarantee', when=T0 + datetime.timedelta(seconds=5)))
+
+    def test_a_learned_domain_shows_the_capacity_derived_from_its_peak(
+            self):
+        # The peak pair (95 requests/s of 16 KB) is no capacity: the
+        # conductor uses the default's shape scaled until the peak fills
+        # it, and that is what the API and CLI show.
+        learned = model.Capacity(max_iops=97.1, max_bytes_sec=72.8e6)
+        api.record_round(self.engine, {}, {'other': (95.0, 1.56e6)}, {},
+                         'guarantee', when=T0, learned={'other': learned})
+        domain = api.get_storage_domain(self.engine, 'other')
+        self.assertEqual(learned, domain.capacity())
+        self.assertEqual((95.0, 1.56e6), (domain.peak_iops,
+                                          domain.peak_bytes_sec))
+        # A declared capacity stays what the operator said.
+        api.declare_capacity(self.engine, 'other', max_iops=200,
+                             max_bytes_sec=100e6)
+        api.record_round(self.engine, {}, {'other': (99.0, 2e6)}, {},
+                         'guarantee', learned={'other': learned})
+        self.assertEqual(model.Capacity(200, 100e6), api.get_storage_domain(
+            self.engine, 'other').capacity())
+
+    def test_a_bad_learned_capacity_is_named_and_writes_nothing(self):
+        exc = self.assertRaises(
+            ValueError, api.record_round, self.engine,
+            {self.KEY: self.decisions()}, {'other': (80.0, 8e6)}, {},
+            'guarantee', learned={'other': types.SimpleNamespace(
+                max_iops=float('nan'), max_bytes_sec=1e6)})
+        self.assertIn("'other'", str(exc))
+        self.assertIn('max_iops', str(exc))
+        self.assertEqual([], api.decisions_for_instance(self.engine, UUID))
+        self.assertEqual([], api.storage_domains(self.engine))
 
     def test_a_bad_round_writes_nothing(self):
         exc = self.assertRaises(
