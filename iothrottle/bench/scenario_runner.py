@@ -268,8 +268,9 @@ def _domain_text(states, share_scales, policy_name):
     reading of the two it learns from (its mean latency and what it
     completed, ``_drained``'s), the share scale and,
     where it moved, ``up from`` or ``down from`` the one the last
-    interval left, kept in ``share_scales`` per policy and domain), or
-    ''."""
+    interval left, kept in ``share_scales`` per policy and domain, and
+    ``found full`` where its tightening had nothing to cut on floors
+    that fit, ``_found_full``), or ''."""
     out = []
     for domain, state in states.items():
         learned_iops = getattr(state, 'learned_iops', None)
@@ -281,12 +282,14 @@ def _domain_text(states, share_scales, policy_name):
         share_scales[key] = scale
         out.append('capacity %.1f IOPS (proven %.1f), baseline %.1f ms, '
                    'lowest %.1f ms, read %.1f ms at %.1f IOPS, share '
-                   'scale %.3f%s' % (
+                   'scale %.3f%s%s' % (
                        learned_iops, state.proven_iops,
                        state.baseline_latency_s * 1e3,
                        state.lowest_latency_s * 1e3,
                        state.latency_s * 1e3, state.completed_iops, scale,
-                       _moved(scale, last)))
+                       _moved(scale, last),
+                       ', found full (nothing to cut on floors that fit)'
+                       if getattr(state, 'found_full', False) else ''))
     return '; '.join(out)
 
 

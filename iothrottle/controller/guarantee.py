@@ -318,8 +318,42 @@ domain saturated for its defence.  Nor does it serve a domain queued
 from its first interval: its lowest latency is a queued one, and later
 readings lower the capacity only at three times that until a lighter
 interval shows less; the first interval, which has nothing to compare
-with, still teaches as before.  Scale changes are bounded to
-``SCALE_BOUNDS`` (0.1x to 10x the told capacity).
+with, still teaches as before, and a tightening can tell it full (next
+paragraph).  Scale changes are bounded to ``SCALE_BOUNDS`` (0.1x to 10x
+the told capacity).
+
+A domain queued from its start is learned down by what its tightening
+finds instead (``_found_full``).  Its capacity rises at once to any
+congested interval's completions over the border, so it sits at the
+most the store did in one interval, a few per cent over what it does;
+and no reading brings it back.  Where the floors in demand sit between
+the two, they fit the learned border and overbook the store: the
+tightening finds every donor at its floor and the defend band and every
+floorless disk at the minimum cap, nothing to cut, and the victim,
+which no cap holds and which wants more, short - and it stays so, for
+the domain never reads overbooked and its share scale stays at 1.  Had
+the store the room its border says, that victim would have taken it.
+So a tightening on floors that fit that had nothing to cut says the
+domain is full, and the next congested interval, under the same caps,
+may lower the capacity as a queued one does (``_may_learn_down``; the
+drained-queue test still applies).  Not on a domain whose floors
+overbook it: there the donors sit at shares of the usable load, and
+learning that load down from what they let through would shrink it
+every interval.  Once learned down the floors overbook the domain and
+are shared (Overbooked domains), and the rule no longer applies.
+Scenario plan 8 of seed 19 in conductor mode (2026-12-01): the
+capacity learned at 106.5 IOPS from one interval that completed 95.9;
+from 10 s to the end the store completed 90-94 at 170-190 ms, under
+twice the lowest it had shown (103-108 ms) where three times would
+teach; seven tightenings in a row escalated to x8 and cut nothing,
+and a 64 KB guest with two requests in flight got 80-86 % of its
+share.  On the fluid store
+(``test_a_domain_queued_from_its_start_learns_a_border_it_overbooks``:
+93 IOPS learned at 106.5, floors of 30 + 30 + 25 and a floorless
+guest at the minimum cap of 10) the victim stays at 20 of its 25
+without the rule; with it the capacity is learned at 103.3 in the
+second interval and every guest gets its share of the 83 requests/s
+the minimum cap leaves (29.3, 29.3 and 24.4) from the third.
 
 The control loop
 ----------------
@@ -1749,6 +1783,10 @@ class DomainState:
     (``_new_load``).  ``watch``: what the checks within the next
     interval read a disk that stopped from (``idle.Watch``), left by a
     decision that set or renewed a cap, empty otherwise.
+    ``found_full``: the last interval tightened on floors that fit the
+    learned border and found nothing to cut (``_found_full``), so this
+    one's congested reading may lower the capacity as a queued one
+    does.
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1767,6 +1805,7 @@ class DomainState:
     latency_s: float = 0.0
     completed_iops: float = 0.0
     watch: idle.Watch = idle.Watch()
+    found_full: bool = False
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -2158,7 +2197,8 @@ class GuaranteePolicy(policy.Policy):
                             and _unthrottled_inflight(view.disks)
                             >= BUSY_INFLIGHT,
                             t.border_fraction,
-                            _may_learn_down(queued, state, latency_s,
+                            _may_learn_down(queued or state.found_full,
+                                            state, latency_s,
                                             completed_iops),
                             restore_scale(state, told, t.border_fraction,
                                           unqueued, view.disks))
@@ -2201,7 +2241,7 @@ class GuaranteePolicy(policy.Policy):
         tighten_streak = calm_streak = 0
         shortfall = cut_iops = 0.0
         free_iops = ()
-        exhausted = False
+        exhausted = found_full = False
         felt = _cuts_felt(view.disks)
         if saturation and victims:
             shortfall = _shortfall(victims, t.guard_fraction)
@@ -2212,6 +2252,7 @@ class GuaranteePolicy(policy.Policy):
             decisions, exhausted, free_iops, cut_iops = self._tighten(
                 view, rows, victims, saturation + overbooking, gain)
             tighten_streak = streak + 1
+            found_full = _found_full(overbooking, cut_iops)
         elif at_risk:
             decisions = self._hold(rows, 'held: %s within %.0f %% of '
                                    'guarantee%s' % (
@@ -2249,7 +2290,8 @@ class GuaranteePolicy(policy.Policy):
                               cut_iops=cut_iops, latency_s=latency_s,
                               completed_iops=completed_iops,
                               watch=_watch(view.disks, decisions,
-                                           bool(overbooking), t.lease_s)),
+                                           bool(overbooking), t.lease_s),
+                              found_full=found_full),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -3085,15 +3127,32 @@ def _describe_victims(victims):
 
 def _may_learn_down(queued, state, latency_s, completed_iops):
     """Whether this interval's congested reading may lower the learned
-    capacity: it shows queueing (``queued``, ``_latency_rose``), the
-    last interval read congested too, and the queue did not drain
-    within this one (``_drained``).  After an unqueued interval, the
-    queue may have begun within this one - a burster that started, or
-    came back from a restart, part of the way in - and the interval
-    then completed what the store did while it was partly idle, not
-    what it can do; the next interval, queued from its start, tells."""
+    capacity: it shows queueing (``queued``: ``_latency_rose``, or
+    the last interval's tightening found the domain full,
+    ``_found_full``), the last interval read congested too, and the
+    queue did not drain within this one (``_drained``).  After an
+    unqueued interval, the queue may have begun within this one - a
+    burster that started, or came back from a restart, part of the way
+    in - and the interval then completed what the store did while it
+    was partly idle, not what it can do; the next interval, queued from
+    its start, tells."""
     return (queued and not state.unqueued
             and not _drained(state, latency_s, completed_iops))
+
+
+def _found_full(overbooking, cut_iops):
+    """Whether a tightening says the domain is full, whatever its
+    latency's history: the floors in demand fit the learned border (no
+    ``overbooking``), a victim wanting more was short, and no donor had
+    anything over its lowest cut (``cut_iops`` 0).  Every other disk is
+    held at its floor and the defend band or at the minimum cap, and the
+    victim is no cap's: had the store the room the border says, the
+    victim would have taken it.  The next interval, under the same caps,
+    completes what the store does with this mix.  Not on an overbooked
+    domain: its donors sit at shares the usable load sets, and learning
+    that load down from what they let through would shrink it without
+    end."""
+    return not overbooking and cut_iops <= 0
 
 
 def _drained(state, latency_s, completed_iops):

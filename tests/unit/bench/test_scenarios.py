@@ -407,6 +407,13 @@ class TestRunnerPieces(testtools.TestCase):
         self.assertTrue(scenario_runner._domain_text(
             states, scales, 'other').endswith(
                 'share scale 0.985 down from 1.000'))
+        # A tightening that found the domain full says so.
+        states['store'] = dataclasses.replace(states['store'],
+                                              found_full=True)
+        self.assertTrue(scenario_runner._domain_text(
+            states, scales, 'guarantee').endswith(
+                'share scale 0.985, found full (nothing to cut on floors '
+                'that fit)'))
         # A policy that keeps no such state (paper's, none's): nothing.
         self.assertEqual('', scenario_runner._domain_text(
             {'store': None}, scales, 'none'))

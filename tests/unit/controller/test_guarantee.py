@@ -1541,6 +1541,52 @@ class TestClosedLoop(testtools.TestCase):
             for name, floor in (('vm2', 20), ('vm3', 15), ('vm4', 8)):
                 self.assertGreaterEqual(row[name], floor * 0.95, row)
 
+    def test_a_domain_queued_from_its_start_learns_a_border_it_overbooks(
+            self):
+        # A store of 93 IOPS whose capacity was learned at 106.5 from
+        # one noisy interval, and whose lowest latency (95 ms) is a
+        # queued one: the 100 ms it reads is no rise, so no reading
+        # lowers the capacity, and the floors (30 + 30 + 25, and the
+        # floorless guest's minimum cap of 10) fit its 95.9 border.  The
+        # donors are at their floors and the defend band, and the victim
+        # with two requests in flight gets what is left, 20 of its 25.
+        # Found full by the tightening that had nothing to cut, the
+        # capacity is learned at what the store does, the floors
+        # overbook it, and every guest gets its share of the 83
+        # requests/s the minimum cap leaves.
+        def cap(iops):
+            return model.Cap(iops=iops, bytes_sec=iops * KB64)
+        vms = [fluid.FluidVM('vm1', streams=10, cap=cap(31.5),
+                             cap_expires_s=1e9,
+                             guarantee=model.Guarantee(min_iops=30)),
+               fluid.FluidVM('vm2', streams=10, cap=cap(31.5),
+                             cap_expires_s=1e9,
+                             guarantee=model.Guarantee(min_iops=30)),
+               fluid.FluidVM('vm3', streams=2,
+                             guarantee=model.Guarantee(min_iops=25)),
+               fluid.FluidVM('free', streams=8, cap=cap(10.0),
+                             cap_expires_s=1e9)]
+        policy = guarantee.GuaranteePolicy()
+        state = guarantee.DomainState(learned_iops=106.5,
+                                      lowest_latency_s=0.095)
+        history = []
+        for i in range(12):
+            inputs = fluid.samples(vms, capacity_iops=93.0)
+            history.append({d.sample.instance_uuid: d.sample.iops
+                            for d in inputs})
+            out = policy.decide(model.DomainView(
+                'store', STORE, tuple(inputs), i * 5.0), state)
+            state = out.state
+            fluid.apply(vms, out.decisions, i * 5.0)
+        self.assertAlmostEqual(20.0, history[0]['vm3'], delta=0.1)
+        self.assertAlmostEqual(93 / 0.9, state.learned_iops, delta=0.01)
+        shares = {'vm1': 83 * 30 / 85, 'vm2': 83 * 30 / 85,
+                  'vm3': 83 * 25 / 85}
+        for row in history[3:]:
+            for name, share in shares.items():
+                self.assertGreaterEqual(row[name], 0.95 * share, row)
+            self.assertLessEqual(row['free'], 10.0 * 1.001, row)
+
     def test_a_store_back_from_a_slowdown_is_learned_back(self):
         # The store runs at half its rate for three intervals and
         # teaches the capacity down.  Back at its full rate, caps that
@@ -1721,6 +1767,69 @@ class TestLearnedCapacity(testtools.TestCase):
         out = decide([disk('vm1', 60, 0.155),
                       disk('vm2', 31, 0.155, min_iops=40)], state=state)
         self.assertAlmostEqual(91 / 0.9, out.state.learned_iops, delta=0.01)
+
+    def full_domain(self, victim_iops=20.0):
+        """Scenario plan 8 of seed 19 (conductor mode, 2026-12-01): a
+        domain queued from its first interval, its capacity learned at
+        a noisy 95.9 requests/s completed, that now completes 93 at 100
+        ms.  Two donors held at their floors and the defend band, a
+        floorless guest at the minimum cap, and a victim with two
+        requests in flight short of its floor."""
+        def capped(name, iops, min_iops=0.0):
+            return disk(name, iops, 0.100, min_iops=min_iops,
+                        cap=model.Cap(iops=iops, bytes_sec=iops * KB64))
+        return [capped('vm1', 31.5, min_iops=30),
+                capped('vm2', 31.5, min_iops=30),
+                capped('free', 10.0),
+                disk('vm3', victim_iops, 0.100, min_iops=25)]
+
+    def test_a_tightening_with_nothing_to_cut_finds_the_domain_full(self):
+        # 100 ms is no rise over the lowest the domain showed (95 ms),
+        # so the reading alone teaches nothing down; but the floors fit
+        # the border (85 + 10 <= 95.9) and no donor has anything over
+        # its lowest cut, so the store that left the victim short is
+        # full.  The next reading, under the same caps, teaches.
+        state = guarantee.DomainState(learned_iops=106.5,
+                                      lowest_latency_s=0.095)
+        first = decide(self.full_domain(), state=state)
+        self.assertEqual(106.5, first.state.learned_iops)
+        self.assertTrue(first.state.found_full)
+        self.assertNotIn('overbooked:', first.decisions[0].reason)
+        second = decide(self.full_domain(), state=first.state)
+        self.assertAlmostEqual(93 / 0.9, second.state.learned_iops,
+                               delta=0.01)
+        # Learned down, the floors overbook the domain: the donors are
+        # cut to their shares of the 83 requests/s the minimum cap
+        # leaves, 30 / 85 of it each.
+        caps = by_name(second)
+        self.assertIn('overbooked:', caps['vm1'].reason)
+        self.assertAlmostEqual(83 * 30 / 85, caps['vm1'].cap.iops,
+                               delta=1.0)
+        self.assertFalse(second.state.found_full)
+
+    def test_a_full_domain_is_read_only_from_a_tightening_that_cut_nothing(
+            self):
+        state = guarantee.DomainState(learned_iops=106.5,
+                                      lowest_latency_s=0.095)
+        # A donor with room over its floor: the cut frees what the
+        # victim lacks, and says nothing of the store.
+        disks = self.full_domain()
+        disks[0] = disk('vm1', 36.5, 0.100, min_iops=30,
+                        cap=model.Cap(iops=36.5, bytes_sec=36.5 * KB64))
+        out = decide(disks, state=state)
+        self.assertLess(by_name(out)['vm1'].cap.iops, 36.5)
+        self.assertFalse(out.state.found_full)
+        # On a domain whose floors overbook it the donors sit at shares
+        # the usable load sets: what they let through is no reading of
+        # the store, and learning from it would shrink the load with
+        # every interval.
+        over = decide(self.full_domain(),
+                      state=dataclasses.replace(state, learned_iops=100.0))
+        self.assertIn('overbooked:', over.decisions[0].reason)
+        self.assertFalse(over.state.found_full)
+        # Nor does a victim that was not short.
+        calm = decide(self.full_domain(victim_iops=27.0), state=state)
+        self.assertFalse(calm.state.found_full)
 
     def test_a_baseline_lets_every_congested_reading_teach(self):
         # Against a quiet interval's baseline the reading is relative to
