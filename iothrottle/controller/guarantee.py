@@ -997,7 +997,16 @@ this rule: 53 % of their share).  The policy then defends each floor at
 its *share*, as mClock shares reservations it cannot all meet
 (``shares.entitlements``): in every interval each guaranteed disk
 claims its floor load if it wants more, else what it uses of it
-(``Assessment.claim``); the usable load is the border minus what the
+(``Assessment.claim``), and a disk marked at its demand that wants
+only the latency its demand needs (``assess``: at its depth and
+exposed) claims that demand, or what it does if more, up to its floor:
+as mClock reserves ``min(reservation, demand)``.  Claimed whole, the
+floor of a paced guest over its demand was shared out to it and taken
+from the others: scenario plan 1 of seed 109 (conductor mode,
+2026-12-01), a floor of 99 requests/s on a guest paced at 60 beside a
+burster's 38, shared at 57 and 24 of the 86 usable, left the burster
+capped at 80-86 % of its share while the paced guest did its 60; its
+share by demand is 26.  The usable load is the border minus what the
 floorless disks doing I/O keep at the minimum cap; if the claims exceed
 it, each floor is scaled to ``usable x floor / sum of floors`` (water-
 filled: a claim below its share keeps its claim).  Victims, donors and
@@ -1823,7 +1832,10 @@ class DomainState:
 
 @dataclasses.dataclass(frozen=True)
 class Assessment:
-    """The policy's view of one disk over one interval."""
+    """The policy's view of one disk over one interval.
+
+    ``marked``: ``demand_marks`` found it limited by its own demand,
+    at ``demand_iops``."""
     disk: model.DiskInput
     request_bytes: float
     load: float
@@ -1834,6 +1846,7 @@ class Assessment:
     floor_share: float = 1.0
     latency_satisfaction: float = math.inf
     demand_iops: float = None
+    marked: bool = False
 
     @property
     def excess(self):
@@ -1847,9 +1860,14 @@ class Assessment:
     @property
     def claim(self):
         """The load of floor it asks for now: all of it when it wants
-        more, else what it uses of it."""
-        return (self.floor_load if self.wants_more
-                else min(self.load, self.floor_load))
+        more, else what it uses of it; marked at its demand (``marked``:
+        it wants more only for the latency its demand needs), its demand
+        or its load, whichever is more, up to its floor."""
+        if not self.wants_more:
+            return min(self.load, self.floor_load)
+        if self.marked:
+            return min(self.floor_load, max(self.load, self.demand_load))
+        return self.floor_load
 
     @property
     def floor_guarantee(self):
@@ -1936,7 +1954,8 @@ def assess(disk, capacity, want_inflight, demand_bound=None,
                     or _at_cap(s, disk.cap) or exposed < exposed_under),
         latency_satisfaction=exposed,
         demand_iops=(demand_bound if demand_bound is not None
-                     else shown_demand_iops))
+                     else shown_demand_iops),
+        marked=demand_bound is not None)
 
 
 def latency_satisfaction(disk, request_bytes, demand_iops=math.inf):

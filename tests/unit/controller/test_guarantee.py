@@ -2318,5 +2318,44 @@ class TestShareScale(testtools.TestCase):
         self.assertAlmostEqual(0.02, guarantee._share_gap(shared, []),
                                places=6)
 
+    def test_a_guest_marked_at_its_demand_claims_its_demand(self):
+        # Scenario plan 1 of seed 109 (conductor mode, 2026-12-01): a
+        # paced guest's floor of 99.4 requests/s over its demand of 60,
+        # at its depth and exposed (it wants the latency 60 needs), and
+        # a burster's floor of 37.8, on 86 usable.  Claimed whole, the
+        # paced floor was shared 62.3 and the burster held at 23.7; by
+        # its demand (mClock reserves min(reservation, demand)) the
+        # paced guest keeps its 60 whole and the burster gets the 26
+        # left.
+        view = model.DomainView(
+            storage_domain='store', capacity=STORE, now_s=100.0, disks=(
+                disk('b', 24, 0.4, min_iops=37.8,
+                     cap=model.Cap(24, 24 * KB64)),
+                disk('p', 60, 0.046, min_iops=99.4),
+                disk('f', 4, 0.046)))
+        policy = guarantee.GuaranteePolicy()
+        t = policy.tunables
+        marks = {'p/vda': 60.0}
+        rows = [guarantee.assess(d, STORE, t.want_inflight,
+                                 marks.get(d.disk_id),
+                                 exposed_under=1 + t.guard_fraction)
+                for d in view.disks]
+        self.assertTrue(rows[1].wants_more)
+        self.assertAlmostEqual(0.60, rows[1].claim, places=4)
+        shared, note, _ = policy._share_floors(view, rows)
+        self.assertIn('overbooked', note)
+        self.assertAlmostEqual(60.0, shared[1].floor_share * 99.4,
+                               delta=0.01)
+        self.assertAlmostEqual(26.0, shared[0].floor_share * 37.8,
+                               delta=0.01)
+        # Unmarked, the same guest wants its floor, and claims it.
+        unmarked = guarantee.assess(view.disks[1], STORE, t.want_inflight)
+        self.assertAlmostEqual(0.994, unmarked.claim, places=4)
+        # Doing more than its mark (its demand rose), it claims that.
+        rose = guarantee.assess(disk('p', 70, 0.046, min_iops=99.4),
+                                STORE, t.want_inflight, 60.0,
+                                exposed_under=1 + t.guard_fraction)
+        self.assertAlmostEqual(0.70, rose.claim, places=4)
+
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
