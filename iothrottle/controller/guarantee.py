@@ -1679,6 +1679,12 @@ DEPTH_OVERCOUNT = 0.3
 # read from its requests in flight again.
 DEPTH_MEMORY_INTERVALS = 30
 
+# How many intervals with I/O a demand mark a disk lost is remembered
+# (``remembered_demands``): the same minute, for the same reason - a
+# paced guest held back by a burst's onset loses its mark, and its
+# demand is what it was through the cut and the releases after it.
+DEMAND_MEMORY_INTERVALS = DEPTH_MEMORY_INTERVALS
+
 # Consecutive tightening intervals double the cut, up to 2^3 = 8 times
 # the deficit: a victim that is latency-bound (one synchronous stream)
 # recovers less than the load freed, so a fixed cut could take many
@@ -1806,7 +1812,9 @@ class DomainState:
     ``found_full``: the last interval tightened on floors that fit the
     learned border and found nothing to cut (``_found_full``), so this
     one's congested reading may lower the capacity as a queued one
-    does.
+    does.  ``lost_demands``: ``(disk_id, iops, age)`` of the demand
+    marks lost and not regained, the rate each was at and the intervals
+    with I/O since (``remembered_demands``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1826,6 +1834,7 @@ class DomainState:
     completed_iops: float = 0.0
     watch: idle.Watch = idle.Watch()
     found_full: bool = False
+    lost_demands: tuple = ()
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -2235,7 +2244,8 @@ class GuaranteePolicy(policy.Policy):
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks,
-                             unqueued, t.want_inflight)
+                             unqueued, t.want_inflight,
+                             _lost_rates(state.lost_demands))
         marked = dict(marks)
         shown = dict(quiet_demands(state.served, state.demand_bound,
                                    view.disks, t.want_inflight),
@@ -2321,7 +2331,10 @@ class GuaranteePolicy(policy.Policy):
                               completed_iops=completed_iops,
                               watch=_watch(view.disks, decisions,
                                            bool(overbooking), t.lease_s),
-                              found_full=found_full),
+                              found_full=found_full,
+                              lost_demands=remembered_demands(
+                                  state.lost_demands, state.demand_bound,
+                                  marks, view.disks)),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -2398,17 +2411,16 @@ class GuaranteePolicy(policy.Policy):
             for d in disks)
         if self._saturation(total_load, congestion, scale):
             return None
+        marks = demand_marks(state.served, state.demand_bound, disks,
+                             _unqueued(congestion, latency_s, state),
+                             want_inflight, _lost_rates(state.lost_demands))
         return policy.Outcome(
             decisions=(),
             state=DomainState(
                 _next_baseline(state.baseline_latency_s, latency_s,
                                inflight < BUSY_INFLIGHT),
                 0, state.calm_streak + 1, told.max_iops * scale,
-                _served(disks),
-                demand_marks(state.served, state.demand_bound, disks,
-                             _unqueued(congestion, latency_s, state),
-                             want_inflight),
-                state.share_scale,
+                _served(disks), marks, state.share_scale,
                 lowest_latency_s=_next_baseline(state.lowest_latency_s,
                                                 latency_s, quiet=True),
                 unqueued=not congestion,
@@ -2417,7 +2429,9 @@ class GuaranteePolicy(policy.Policy):
                 # want_inflight in flight): only remembered ones age.
                 depths=depth_marks(state.depths, disks)
                 if state.depths else (),
-                latency_s=latency_s, completed_iops=completed_iops),
+                latency_s=latency_s, completed_iops=completed_iops,
+                lost_demands=remembered_demands(
+                    state.lost_demands, state.demand_bound, marks, disks)),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -3249,7 +3263,8 @@ def learn_scale(scale, told_load, congested, border_fraction,
     return min(high, max(low, scale))
 
 
-def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
+def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0,
+                 lost=None):
     """``(disk_id, iops)`` of the uncapped ``disks`` limited by their own
     demand, from last interval's ``served`` and ``marked`` ones, and
     whether this interval's latency shows the domain ``unqueued``.
@@ -3284,19 +3299,34 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
     marked with its rate without a latency change to respond to.  (One
     with fewer in flight wants no more anyway; marked, it would carry a
     mark it has no use for.)
+
+    A disk that lost its mark (``lost``: ``{disk_id: iops}`` of the
+    marks ``remembered_demands`` keeps) and is back at that rate, as a
+    kept mark is kept and no more than one request of the interval
+    over it, is marked again: the mark said its demand was that rate,
+    and a stream released from the queue that comes back to it and
+    stops there shows the same demand, which no latency change need
+    show again.  It could want more and be held exactly at its old rate
+    by the latency; so could any marked stream at its depth, and as
+    theirs its mark rises with its rate and is lost under it.
     """
     before = {disk_id: (iops, latency_s)
               for disk_id, iops, latency_s in served}
     kept = dict(marked)
+    lost = lost or {}
     out = []
     for d in disks:
         s = d.sample
         if d.cap is not None or s.iops <= 0 or s.latency_s <= 0:
             continue
         if d.disk_id in kept:
-            if s.iops >= DEMAND_KEPT * kept[d.disk_id] - 1 / s.interval_s:
+            if _keeps_mark(s, kept[d.disk_id]):
                 # A demand that grew is at least what the disk does now.
                 out.append((d.disk_id, max(kept[d.disk_id], s.iops)))
+            continue
+        if (d.disk_id in lost and _keeps_mark(s, lost[d.disk_id])
+                and not _over_mark(s, lost[d.disk_id])):
+            out.append((d.disk_id, max(lost[d.disk_id], s.iops)))
             continue
         if (unqueued and not d.guarantee.is_empty
                 and want_inflight <= s.inflight
@@ -3309,6 +3339,50 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
         if _held_through_rise(prev, s) or _flat_through_fall(prev, s):
             out.append((d.disk_id, s.iops))
     return tuple(out)
+
+
+def _keeps_mark(sample, iops):
+    """Whether ``sample`` runs at a demand mark of ``iops``: at
+    ``DEMAND_KEPT`` of it, less one request of the interval."""
+    return sample.iops >= DEMAND_KEPT * iops - 1 / sample.interval_s
+
+
+def _over_mark(sample, iops):
+    """Whether ``sample`` does more than a demand mark of ``iops`` and
+    one request of the interval besides: its demand grew past it."""
+    return sample.iops > iops + 1 / sample.interval_s
+
+
+def remembered_demands(remembered, marked_before, marks, disks):
+    """``(disk_id, iops, age)`` of the demand marks lost and not
+    regained: those ``marks`` lost this interval of ``marked_before``
+    (``lost_marks``), at age 0, and those ``remembered`` before, an interval
+    older, until ``DEMAND_MEMORY_INTERVALS`` intervals with I/O have
+    passed.  A disk marked again, or that did no I/O (it may come back
+    with another workload), or more than its mark and one request of
+    the interval (``_over_mark``: its demand grew past it, capped or
+    not) is forgotten.  What ``demand_marks`` reads to mark a disk back
+    at its old rate again."""
+    now = dict(marks)
+    lost = lost_marks(marked_before, now, disks)
+    kept = {disk_id: (iops, age) for disk_id, iops, age in remembered}
+    out = []
+    for d in disks:
+        s = d.sample
+        if d.disk_id in now or s.iops <= 0:
+            continue
+        if d.disk_id in lost:
+            out.append((d.disk_id, lost[d.disk_id], 0))
+        elif d.disk_id in kept:
+            iops, age = kept[d.disk_id]
+            if age + 1 < DEMAND_MEMORY_INTERVALS and not _over_mark(s, iops):
+                out.append((d.disk_id, iops, age + 1))
+    return tuple(out)
+
+
+def _lost_rates(lost_demands):
+    """``{disk_id: iops}`` of ``DomainState.lost_demands``."""
+    return {disk_id: iops for disk_id, iops, _ in lost_demands}
 
 
 def lost_marks(marked_before, marked, disks):
