@@ -217,10 +217,6 @@ class Tracer:
         # (policy, storage domain) -> the share scale the last interval
         # left, so that a move reads in words --acted can match.
         self.share_scales = {}
-        # (plan, policy, storage domain) -> (end of the last interval,
-        # the disks whose lost demand marks it left remembered), so that
-        # a mark one of them regains reads as such.
-        self.lost_marks = {}
 
     def __call__(self, policy_name, interval, report):
         plan = self.run.plan
@@ -243,9 +239,7 @@ class Tracer:
             self.out.write('    %s %s: %s\n' % (
                 names.get(d.instance_uuid, d.instance_uuid), d.action,
                 d.reason))
-        marks = _marks_text(report.states, names, _regained(
-            self.lost_marks, (plan.index, policy_name), interval.end_s,
-            report.states))
+        marks = _marks_text(report.states, names)
         if marks:
             self.out.write('    demand-bound: %s\n' % marks)
         domain = _domain_text(report.states, self.share_scales,
@@ -255,35 +249,16 @@ class Tracer:
         self.out.flush()
 
 
-def _marks_text(states, names, regained=frozenset()):
+def _marks_text(states, names):
     """The demand-bound marks the policy holds after an interval
     (``guarantee``'s ``DomainState.demand_bound``), as ``name at IOPS``,
-    with `` (regained)`` for the disks in ``regained``, or ''."""
+    or ''."""
     out = []
     for state in states.values():
         for disk_id, iops in getattr(state, 'demand_bound', ()):
             uuid = disk_id.split('/', 1)[0]
-            out.append('%s at %.1f IOPS%s' % (
-                names.get(uuid, uuid), iops,
-                ' (regained)' if disk_id in regained else ''))
+            out.append('%s at %.1f IOPS' % (names.get(uuid, uuid), iops))
     return ', '.join(out)
-
-
-def _regained(lost_marks, run_key, end_s, states):
-    """The disks the last interval of the same run (``run_key``: plan
-    and policy) left remembering a lost demand mark
-    (``DomainState.lost_demands``), whatever marked them again; and
-    ``lost_marks`` updated with this interval's.  A run that starts
-    again (``end_s`` not after the last) remembers nothing before."""
-    out = set()
-    for domain, state in states.items():
-        key = run_key + (domain,)
-        last_s, remembered = lost_marks.get(key, (-1.0, frozenset()))
-        if end_s > last_s:
-            out |= remembered
-        lost_marks[key] = (end_s, frozenset(
-            disk_id for disk_id, _, _ in getattr(state, 'lost_demands', ())))
-    return frozenset(out)
 
 
 def _domain_text(states, share_scales, policy_name):

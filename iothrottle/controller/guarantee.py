@@ -126,33 +126,15 @@ disk the policy computes, from the host's view of the last interval:
   in 2 s, which a count cannot tell from a paced stream's phase, and
   unmarked is the reading that defends it.  (With it, 158 intervals of
   unmarked guests in the eight draws would have passed the rise's test
-  instead of 91.)
-  A mark lost is remembered for a minute of I/O
-  (``remembered_demands``: ``DEMAND_MEMORY_INTERVALS``, the span a
-  depth is remembered over), and a disk back at its rate, as a kept
-  mark is kept and no more than one request of the interval over it,
-  is marked again (``demand_marks``).  A burst's onset is where marks
-  are lost: the queue the burster builds holds the paced guest under
-  its rate; the cut that follows frees it, and it comes back to its
-  rate and stops there.  Only a latency change could mark it again,
-  and on a store the cut leaves queued at the border none need come:
-  in scenario plan 1 of seed 109 (conductor mode, 2026-12-01) a guest
-  paced at 60 requests/s for a floor of 99.4, marked at 60 in its
-  second interval, lost the mark at the burst's onset, came back to 60
-  at its depth (2.9 in flight at 48 ms) and stayed unmarked for the
-  rest of the run, claiming its whole floor (below, "Overbooked
-  domains"): the burster was held at 90 % of its share.  Back at its
-  rate and stopped there, a stream shows the demand its mark did; one
-  that wants more could be held exactly at its old rate by the
-  latency, as any marked stream at its depth could be, and as theirs
-  its mark rises with its rate and is lost under it.  A disk that did
-  no I/O (it may come back with another workload) or more than its
-  mark and a request (capped or not: its demand grew past it) forgets
-  it.  Measured (doc/scenarios.rst, "A demand mark lost at a burst's
-  onset, regained"): that plan's least share was 98-99 % in three runs
-  with the rule, 94-100 % in five without; four whole draws in
-  conductor mode (seeds 19, 71, 109 and 127) kept every floor of the
-  plans that fit, and the rest moved by what two runs differ by.
+  instead of 91.)  Measured and not kept: a mark lost remembered for a
+  minute of I/O and regained by a disk back at its rate (scenario plan
+  1 of seed 109 in conductor mode, a paced guest that lost its mark at
+  a burst's onset and claimed its whole floor after: least share 98-99
+  % in three runs against 94-100 % in five; doc/scenarios.rst, "A
+  demand mark lost at a burst's onset, regained"); with it the
+  two-host e2e test failed once in three runs, a guest under its floor
+  for half a minute with no cut, which was not traced to the rule or
+  away from it.
   Last, a capped disk under its cap whose latency is
   over ``latency_factor`` x the domain's waits in its own throttle
   queue, not the store's (``_draining``): a burster that stopped drains
@@ -1705,12 +1687,6 @@ DEPTH_OVERCOUNT = 0.3
 # read from its requests in flight again.
 DEPTH_MEMORY_INTERVALS = 30
 
-# How many intervals with I/O a demand mark a disk lost is remembered
-# (``remembered_demands``): the same minute, for the same reason - a
-# paced guest held back by a burst's onset loses its mark, and its
-# demand is what it was through the cut and the releases after it.
-DEMAND_MEMORY_INTERVALS = DEPTH_MEMORY_INTERVALS
-
 # Consecutive tightening intervals double the cut, up to 2^3 = 8 times
 # the deficit: a victim that is latency-bound (one synchronous stream)
 # recovers less than the load freed, so a fixed cut could take many
@@ -1838,9 +1814,7 @@ class DomainState:
     ``found_full``: the last interval tightened on floors that fit the
     learned border and found nothing to cut (``_found_full``), so this
     one's congested reading may lower the capacity as a queued one
-    does.  ``lost_demands``: ``(disk_id, iops, age)`` of the demand
-    marks lost and not regained, the rate each was at and the intervals
-    with I/O since (``remembered_demands``).
+    does.
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1860,7 +1834,6 @@ class DomainState:
     completed_iops: float = 0.0
     watch: idle.Watch = idle.Watch()
     found_full: bool = False
-    lost_demands: tuple = ()
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -2270,8 +2243,7 @@ class GuaranteePolicy(policy.Policy):
         view = dataclasses.replace(view, capacity=learned_capacity(
             view.capacity, scale))
         marks = demand_marks(state.served, state.demand_bound, view.disks,
-                             unqueued, t.want_inflight,
-                             _lost_rates(state.lost_demands))
+                             unqueued, t.want_inflight)
         marked = dict(marks)
         shown = dict(quiet_demands(state.served, state.demand_bound,
                                    view.disks, t.want_inflight),
@@ -2357,10 +2329,7 @@ class GuaranteePolicy(policy.Policy):
                               completed_iops=completed_iops,
                               watch=_watch(view.disks, decisions,
                                            bool(overbooking), t.lease_s),
-                              found_full=found_full,
-                              lost_demands=remembered_demands(
-                                  state.lost_demands, state.demand_bound,
-                                  marks, view.disks)),
+                              found_full=found_full),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -2437,16 +2406,17 @@ class GuaranteePolicy(policy.Policy):
             for d in disks)
         if self._saturation(total_load, congestion, scale):
             return None
-        marks = demand_marks(state.served, state.demand_bound, disks,
-                             _unqueued(congestion, latency_s, state),
-                             want_inflight, _lost_rates(state.lost_demands))
         return policy.Outcome(
             decisions=(),
             state=DomainState(
                 _next_baseline(state.baseline_latency_s, latency_s,
                                inflight < BUSY_INFLIGHT),
                 0, state.calm_streak + 1, told.max_iops * scale,
-                _served(disks), marks, state.share_scale,
+                _served(disks),
+                demand_marks(state.served, state.demand_bound, disks,
+                             _unqueued(congestion, latency_s, state),
+                             want_inflight),
+                state.share_scale,
                 lowest_latency_s=_next_baseline(state.lowest_latency_s,
                                                 latency_s, quiet=True),
                 unqueued=not congestion,
@@ -2455,9 +2425,7 @@ class GuaranteePolicy(policy.Policy):
                 # want_inflight in flight): only remembered ones age.
                 depths=depth_marks(state.depths, disks)
                 if state.depths else (),
-                latency_s=latency_s, completed_iops=completed_iops,
-                lost_demands=remembered_demands(
-                    state.lost_demands, state.demand_bound, marks, disks)),
+                latency_s=latency_s, completed_iops=completed_iops),
             load=total_load, saturated=False, capacity=capacity)
 
     def _congestion(self, latency_s, baseline_s):
@@ -3289,8 +3257,7 @@ def learn_scale(scale, told_load, congested, border_fraction,
     return min(high, max(low, scale))
 
 
-def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0,
-                 lost=None):
+def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0):
     """``(disk_id, iops)`` of the uncapped ``disks`` limited by their own
     demand, from last interval's ``served`` and ``marked`` ones, and
     whether this interval's latency shows the domain ``unqueued``.
@@ -3325,34 +3292,19 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0,
     marked with its rate without a latency change to respond to.  (One
     with fewer in flight wants no more anyway; marked, it would carry a
     mark it has no use for.)
-
-    A disk that lost its mark (``lost``: ``{disk_id: iops}`` of the
-    marks ``remembered_demands`` keeps) and is back at that rate, as a
-    kept mark is kept and no more than one request of the interval
-    over it, is marked again: the mark said its demand was that rate,
-    and a stream released from the queue that comes back to it and
-    stops there shows the same demand, which no latency change need
-    show again.  It could want more and be held exactly at its old rate
-    by the latency; so could any marked stream at its depth, and as
-    theirs its mark rises with its rate and is lost under it.
     """
     before = {disk_id: (iops, latency_s)
               for disk_id, iops, latency_s in served}
     kept = dict(marked)
-    lost = lost or {}
     out = []
     for d in disks:
         s = d.sample
         if d.cap is not None or s.iops <= 0 or s.latency_s <= 0:
             continue
         if d.disk_id in kept:
-            if _keeps_mark(s, kept[d.disk_id]):
+            if s.iops >= DEMAND_KEPT * kept[d.disk_id] - 1 / s.interval_s:
                 # A demand that grew is at least what the disk does now.
                 out.append((d.disk_id, max(kept[d.disk_id], s.iops)))
-            continue
-        if (d.disk_id in lost and _keeps_mark(s, lost[d.disk_id])
-                and not _over_mark(s, lost[d.disk_id])):
-            out.append((d.disk_id, max(lost[d.disk_id], s.iops)))
             continue
         if (unqueued and not d.guarantee.is_empty
                 and want_inflight <= s.inflight
@@ -3365,50 +3317,6 @@ def demand_marks(served, marked, disks, unqueued=False, want_inflight=0.0,
         if _held_through_rise(prev, s) or _flat_through_fall(prev, s):
             out.append((d.disk_id, s.iops))
     return tuple(out)
-
-
-def _keeps_mark(sample, iops):
-    """Whether ``sample`` runs at a demand mark of ``iops``: at
-    ``DEMAND_KEPT`` of it, less one request of the interval."""
-    return sample.iops >= DEMAND_KEPT * iops - 1 / sample.interval_s
-
-
-def _over_mark(sample, iops):
-    """Whether ``sample`` does more than a demand mark of ``iops`` and
-    one request of the interval besides: its demand grew past it."""
-    return sample.iops > iops + 1 / sample.interval_s
-
-
-def remembered_demands(remembered, marked_before, marks, disks):
-    """``(disk_id, iops, age)`` of the demand marks lost and not
-    regained: those ``marks`` lost this interval of ``marked_before``
-    (``lost_marks``), at age 0, and those ``remembered`` before, an interval
-    older, until ``DEMAND_MEMORY_INTERVALS`` intervals with I/O have
-    passed.  A disk marked again, or that did no I/O (it may come back
-    with another workload), or more than its mark and one request of
-    the interval (``_over_mark``: its demand grew past it, capped or
-    not) is forgotten.  What ``demand_marks`` reads to mark a disk back
-    at its old rate again."""
-    now = dict(marks)
-    lost = lost_marks(marked_before, now, disks)
-    kept = {disk_id: (iops, age) for disk_id, iops, age in remembered}
-    out = []
-    for d in disks:
-        s = d.sample
-        if d.disk_id in now or s.iops <= 0:
-            continue
-        if d.disk_id in lost:
-            out.append((d.disk_id, lost[d.disk_id], 0))
-        elif d.disk_id in kept:
-            iops, age = kept[d.disk_id]
-            if age + 1 < DEMAND_MEMORY_INTERVALS and not _over_mark(s, iops):
-                out.append((d.disk_id, iops, age + 1))
-    return tuple(out)
-
-
-def _lost_rates(lost_demands):
-    """``{disk_id: iops}`` of ``DomainState.lost_demands``."""
-    return {disk_id: iops for disk_id, iops, _ in lost_demands}
 
 
 def lost_marks(marked_before, marked, disks):

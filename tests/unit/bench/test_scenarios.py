@@ -382,34 +382,6 @@ class TestRunnerPieces(testtools.TestCase):
         self.assertEqual('', scenario_runner._marks_text(
             {'store': None, 'other': guarantee.DomainState()}, {}))
 
-    def test_trace_says_which_marks_were_regained(self):
-        from iothrottle.bench import scenario_runner
-        from iothrottle.controller import guarantee
-        lost = {}
-        run = (1, 'guarantee')
-        lost_one = {'store': guarantee.DomainState(
-            lost_demands=(('u2/vda', 60.0, 0),))}
-        self.assertEqual(frozenset(), scenario_runner._regained(
-            lost, run, 10.0, lost_one))
-        marked = {'store': guarantee.DomainState(
-            demand_bound=(('u2/vda', 60.0), ('u3/vda', 7.5)))}
-        regained = scenario_runner._regained(lost, run, 12.0, marked)
-        self.assertEqual(frozenset({'u2/vda'}), regained)
-        self.assertEqual(
-            'g2 at 60.0 IOPS (regained), g3 at 7.5 IOPS',
-            scenario_runner._marks_text(marked, {'u2': 'g2', 'u3': 'g3'},
-                                        regained))
-        # Nothing is left remembered after it, and a run that starts
-        # again, or another policy's, remembers nothing of this one.
-        self.assertEqual(frozenset(), scenario_runner._regained(
-            lost, run, 14.0, marked))
-        scenario_runner._regained(lost, run, 16.0, lost_one)
-        self.assertEqual(frozenset(), scenario_runner._regained(
-            lost, run, 2.0, marked))
-        scenario_runner._regained(lost, run, 4.0, lost_one)
-        self.assertEqual(frozenset(), scenario_runner._regained(
-            lost, (1, 'paper'), 6.0, marked))
-
     def test_trace_names_what_the_policy_learned_of_the_domain(self):
         from iothrottle.bench import scenario_runner
         from iothrottle.controller import guarantee

@@ -2174,68 +2174,6 @@ class TestDemandBound(testtools.TestCase):
                          guarantee.quiet_demands(
                              served, (('c/vda', 6.0),), disks, 0.5))
 
-    def test_a_guest_back_at_the_rate_of_a_lost_mark_is_marked_again(self):
-        # Marked at 20 and lost: back within 95 %, less one request of
-        # the 5 s interval (18.8), and no more than one request over
-        # (20.2), it is marked again at the most of the two.
-        lost = {'p/vda': 20.0}
-        for iops, marked in ((19.0, 20.0), (20.2, 20.2), (18.7, None),
-                             (20.5, None)):
-            out = guarantee.demand_marks((), (), [disk('p', iops, 0.1)],
-                                         lost=lost)
-            self.assertEqual(((('p/vda', marked),) if marked else ()), out,
-                             iops)
-        # Capped, nothing marks it; a mark it keeps is kept as before.
-        cap = model.Cap(iops=19, bytes_sec=19 * KB64)
-        self.assertEqual((), guarantee.demand_marks(
-            (), (), [disk('p', 19, 0.1, cap=cap)], lost=lost))
-        self.assertEqual((('p/vda', 30.0),), guarantee.demand_marks(
-            (), (('p/vda', 30.0),), [disk('p', 29, 0.1)], lost=lost))
-
-    def test_a_lost_mark_is_remembered_for_a_minute_of_io(self):
-        held = [disk('p', 17, 0.1)]
-        marked_before = (('p/vda', 20.0),)
-        self.assertEqual((('p/vda', 20.0, 0),), guarantee.remembered_demands(
-            (), marked_before, (), held))
-        self.assertEqual((('p/vda', 20.0, 4),), guarantee.remembered_demands(
-            (('p/vda', 20.0, 3),), (), (), held))
-        last = guarantee.DEMAND_MEMORY_INTERVALS - 2
-        self.assertEqual(((('p/vda', 20.0, last + 1),)),
-                         guarantee.remembered_demands(
-                             (('p/vda', 20.0, last),), (), (), held))
-        self.assertEqual((), guarantee.remembered_demands(
-            (('p/vda', 20.0, last + 1),), (), (), held))
-        # Forgotten once marked again, idle, or over its mark (capped or
-        # not: its demand grew past it).
-        cap = model.Cap(iops=25, bytes_sec=25 * KB64)
-        for disks, marks in (([disk('p', 20, 0.1)], (('p/vda', 20.0),)),
-                             ([disk('p', 0, 0.0)], ()),
-                             ([disk('p', 25, 0.1, cap=cap)], ())):
-            self.assertEqual((), guarantee.remembered_demands(
-                (('p/vda', 20.0, 3),), (), marks, disks))
-
-    def test_a_guest_marked_again_claims_its_demand_again(self):
-        # Scenario plan 1 of seed 109 (conductor mode, 2026-12-01, the
-        # head draw): a guest paced at 60 of a floor of 99.4 lost its
-        # mark at the burst's onset and came back to 60 at its depth on
-        # a store queued at 46 ms, which no latency change marked again;
-        # unmarked it claimed its whole floor and the burster, at 24 of
-        # a share of 26, was cut further.  Remembered, the mark is
-        # regained and it claims its demand.
-        disks = [disk('b', 24, 0.4, min_iops=37.8,
-                      cap=model.Cap(24, 24 * KB64)),
-                 disk('p', 60, 0.046, min_iops=99.4), disk('f', 4, 0.046)]
-        served = (('p/vda', 60, 0.046), ('f/vda', 4, 0.046))
-        forgot = decide(disks, state=guarantee.DomainState(
-            0.010, served=served))
-        self.assertEqual((), forgot.state.demand_bound)
-        self.assertLess(by_name(forgot)['b'].cap.iops, 24 - 0.5)
-        out = decide(disks, state=guarantee.DomainState(
-            0.010, served=served, lost_demands=(('p/vda', 60.0, 3),)))
-        self.assertEqual((('p/vda', 60.0),), out.state.demand_bound)
-        self.assertEqual((), out.state.lost_demands)
-        self.assertAlmostEqual(24.0, by_name(out)['b'].cap.iops, places=6)
-
     def test_lost_marks_are_the_uncapped_disks_held_under_theirs(self):
         cap = model.Cap(iops=10, bytes_sec=10 * KB64)
         disks = [disk('a', 5, 0.04), disk('b', 5, 0.04),
