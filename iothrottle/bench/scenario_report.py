@@ -98,6 +98,7 @@ _DECISION = re.compile(r'^    (\S+) cap: .*-> ([\d.]+) IOPS, (\d+) B/s')
 _SCALE = re.compile(r'share scale ([\d.]+)')
 _CAPACITY = re.compile(r'domain: capacity ([\d.]+) IOPS')
 _READ = re.compile(r'read ([\d.]+) ms at ([\d.]+) IOPS')
+_BASELINE = re.compile(r'baseline ([\d.]+) ms')
 _CAP_LINE = re.compile(r'^    \S+ (cap|release): (.*)$')
 
 # What a decision line says, in the words of the controller's trace
@@ -145,6 +146,7 @@ class TracedInterval:
     notes: tuple = ()     # the indented lines under it: decisions, domain
     learned_iops: float = None   # the domain line's capacity, if shown
     read: tuple = None    # the domain line's (latency ms, IOPS), if shown
+    baseline_ms: float = None    # the domain line's baseline, if shown
 
     @property
     def at(self):
@@ -237,6 +239,10 @@ def parse_trace(lines):
             if r:
                 current = dataclasses.replace(
                     current, read=(float(r.group(1)), float(r.group(2))))
+            b = _BASELINE.search(line)
+            if b:
+                current = dataclasses.replace(
+                    current, baseline_ms=float(b.group(1)))
     close()
     return out
 
@@ -1120,14 +1126,10 @@ FALL_FRACTION = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
-class Fall:
-    """One interval after which a run's learned capacity fell, with
-    the readings of it and of the interval before: the controller's
-    own (the domain line's ``read X ms at Y IOPS``: its mean latency
-    and what it completed in the cost model's load) where the trace
-    has them, ``exact``; else the IOPS-weighted latency of the
-    uncapped guests doing I/O (None without any) and the requests/s
-    every guest completed."""
+class CapacityStep:
+    """One interval of a run, with the learned capacity its trace shows
+    after the interval before and after it, and the latency and what
+    completed in each of the two."""
     plan: int
     end_s: float
     from_iops: float
@@ -1136,6 +1138,17 @@ class Fall:
     latency_ms: float
     done_before: float
     done: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Fall(CapacityStep):
+    """One interval after which a run's learned capacity fell, with
+    the readings of it and of the interval before: the controller's
+    own (the domain line's ``read X ms at Y IOPS``: its mean latency
+    and what it completed in the cost model's load) where the trace
+    has them, ``exact``; else the IOPS-weighted latency of the
+    uncapped guests doing I/O (None without any) and the requests/s
+    every guest completed."""
     exact: bool = False
 
     @property
@@ -1207,6 +1220,63 @@ def falls_table(falls):
             f.plan, f.end_s, f.from_iops, f.to_iops, ratio,
             f.done_before, f.done, '' if f.exact else '*',
             '  drained' if f.drained else ''))
+    return '\n'.join(lines)
+
+
+# -- queues a release began ---------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Onset(CapacityStep):
+    """An interval that read congested, after one that did not and
+    whose decisions released a cap, with more completed than it: the
+    queue a release began (``guarantee._release_onset``), with the
+    controller's readings (the domain line's)."""
+
+
+def _congested(interval, tunables):
+    """Whether the domain line's reading is congested by the
+    controller's test at ``tunables`` (``latency_factor`` x the
+    baseline, or the fixed threshold before there is one)."""
+    if interval.baseline_ms:
+        limit_ms = tunables.latency_factor * interval.baseline_ms
+    else:
+        limit_ms = tunables.congestion_latency_s * 1e3
+    return interval.read[0] >= limit_ms
+
+
+def release_onsets(intervals, policy='guarantee',
+                   tunables=guarantee.GuaranteeTunables()):
+    """The :class:`Onset` of each interval of ``policy``'s run that
+    follows a release into a queue, in order; only where the trace has
+    the controller's readings (the domain line's ``read``)."""
+    mine = [iv for iv in intervals if iv.policy == policy]
+    out = []
+    for before, iv in zip(mine, mine[1:]):
+        if (before.plan != iv.plan or 'release' not in before.decided
+                or None in (before.read, iv.read)):
+            continue
+        if (not _congested(before, tunables) and _congested(iv, tunables)
+                and iv.read[1] > before.read[1]):
+            out.append(Onset(iv.plan, iv.end_s, before.learned_iops,
+                             iv.learned_iops, before.read[0], iv.read[0],
+                             before.read[1], iv.read[1]))
+    return out
+
+
+def onsets_table(onsets):
+    fell = sum(1 for o in onsets if o.to_iops < o.from_iops
+               * (1 - FALL_FRACTION))
+    lines = ['queues a release began: %d, the learned capacity fell '
+             'after %d (an interval congested after one that released '
+             'a cap and was not, with more completed; the trace does '
+             'not say whether a raised disk ran at its cap)' % (
+                 len(onsets), fell),
+             '%4s %6s %15s %15s %13s' % ('plan', 't', 'IOPS learned',
+                                         'latency ms', 'completed')]
+    for o in onsets:
+        lines.append('%4d %6.1f %6.1f->%6.1f %6.1f->%6.1f %5.1f->%5.1f' % (
+            o.plan, o.end_s, o.from_iops, o.to_iops, o.latency_before_ms,
+            o.latency_ms, o.done_before, o.done))
     return '\n'.join(lines)
 
 

@@ -300,6 +300,12 @@ def parse_args(argv):
                         'a guaranteed guest got, in that run and in the '
                         'same intervals of every other label\'s run of '
                         'the draw')
+    r.add_argument('--onsets', action='store_true',
+                   help='also read each run\'s trace and list the '
+                        'intervals that read congested after one that '
+                        'released a cap and did not, with more '
+                        'completed (a queue a release began), and the '
+                        'learned capacity after each of the two')
     r.add_argument('--falls', action='store_true',
                    help='also read each run\'s trace and list the '
                         'intervals after which the learned capacity fell, '
@@ -713,7 +719,8 @@ def run_report(args, out):
     if noise:
         out.write(noise + '\n')
     if not (args.decompose or args.losses or args.acted or args.falls
-            or args.caps or args.paced or args.queue or args.stops):
+            or args.caps or args.paced or args.queue or args.stops
+            or args.onsets):
         return 0
     summed, traced, passes, paced, queue, bound = {}, [], [], [], [], []
     stops = {}   # label -> StopTotals, in the labels' order
@@ -739,13 +746,17 @@ def run_report(args, out):
             bound.extend(scenario_report.bound_releases(intervals, doc,
                                                         args.policy))
         if not (args.decompose or args.losses or args.falls
-                or args.caps):
+                or args.caps or args.onsets):
             continue
         out.write('\n== %s\n' % path)
         if args.caps:
             mine = scenario_report.cap_passes(intervals, doc, args.policy)
             passes.extend(mine)
             out.write(scenario_report.cap_passes_table(mine) + '\n')
+        if args.onsets:
+            out.write(scenario_report.onsets_table(
+                scenario_report.release_onsets(intervals, args.policy))
+                + '\n')
         if args.falls:
             out.write(scenario_report.falls_table(
                 scenario_report.capacity_falls(intervals, doc,

@@ -544,6 +544,56 @@ plan 7 none      t= 18.0 g3=800/-@300ms g4=400/143@90ms g5=2560/640@90ms
 """
 
 
+ONSETS_TRACE = """\
+plan 3 guarantee t= 10.0 g1=2000/-[cap 20]@200ms g2=800/640@20ms
+    g1 cap: no guarantee at risk; cap released by 50.0 % (domain below \
+its border) -> 30.0 IOPS, 3932160 B/s
+    domain: capacity 150.0 IOPS (proven 80.0), baseline 12.0 ms, \
+lowest 12.0 ms, read 20.0 ms at 70.0 IOPS, share scale 1.000
+plan 3 guarantee t= 12.0 g1=3000/-[cap 30]@300ms g2=600/640@110ms
+    g1 cap: latency 110.0 ms >= 36.0 ms (3.0 x baseline 12.0 ms); cut \
+-> 20.0 IOPS, 2621440 B/s
+    domain: capacity 100.0 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, read 110.0 ms at 90.0 IOPS, share scale 1.000
+plan 3 guarantee t= 14.0 g1=2000/-[cap 20]@200ms g2=800/640@20ms
+    g1 cap: no guarantee at risk; cap released by 50.0 % (domain below \
+its border) -> 30.0 IOPS, 3932160 B/s
+    domain: capacity 100.0 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, read 20.0 ms at 80.0 IOPS, share scale 1.000
+plan 3 guarantee t= 16.0 g1=2000/-[cap 30]@300ms g2=600/640@40ms
+    domain: capacity 100.0 IOPS (proven 90.0), baseline 12.0 ms, \
+lowest 12.0 ms, read 40.0 ms at 75.0 IOPS, share scale 1.000
+"""
+
+
+class TestReleaseOnsets(testtools.TestCase):
+
+    def test_a_queue_after_a_release_with_more_completed(self):
+        onsets = report.release_onsets(
+            report.parse_trace(io.StringIO(ONSETS_TRACE)))
+        # 12 s: congested (110 ms >= 3 x 12) after a release at 20 ms,
+        # 90 done against 70.  16 s: congested after a release, but
+        # less done (75 against 80): not a release's queue.
+        self.assertEqual([(3, 12.0, 150.0, 100.0, 20.0, 110.0, 70.0,
+                           90.0)], [dataclasses.astuple(o) for o in onsets])
+        text = report.onsets_table(onsets)
+        self.assertIn('queues a release began: 1, the learned capacity '
+                      'fell after 1', text)
+        self.assertRegex(text, r'12\.0 +150\.0-> 100\.0 +20\.0-> 110\.0 '
+                               r'+70\.0-> 90\.0$')
+
+    def test_no_release_no_onset_and_the_fixed_threshold_without_baseline(
+            self):
+        no_release = ONSETS_TRACE.replace('cap released by', 'held by')
+        self.assertEqual([], report.release_onsets(
+            report.parse_trace(io.StringIO(no_release))))
+        # No baseline: the fixed 30 ms threshold; 16 s reads 40 ms.
+        unbased = ONSETS_TRACE.replace('baseline 12.0 ms', 'baseline 0.0 ms')
+        unbased = unbased.replace('at 75.0 IOPS', 'at 85.0 IOPS')
+        self.assertEqual([12.0, 16.0], [o.end_s for o in report.release_onsets(
+            report.parse_trace(io.StringIO(unbased)))])
+
+
 class TestCapacityFalls(testtools.TestCase):
 
     def setUp(self):
@@ -812,20 +862,30 @@ class TestReportCommand(testtools.TestCase):
         self.assertIn("after a line matching 'held: g4'", text)
         self.assertRegex(text, r'n +overbooked +b +1 ')
 
-    def test_falls_reads_each_trace(self):
-        doc = _fixed(_doc(19, {7: {
+    def _report_of_one_plan(self, plan, trace, flag):
+        """``report RUN --flag``'s output on a run of one plan that fits
+        with ``trace`` beside it, and the run's path."""
+        doc = _fixed(_doc(19, {plan: {
             'none': (_summary(140), {}),
             'guarantee': (_summary(140), {'satisfied': True})}},
             overbooked=False))
         path = self._write('r1.json', json.dumps(doc))
-        self._write('r1.trace', FALLS_TRACE)
+        self._write('r1.trace', trace)
         out = io.StringIO()
         self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
-        self.assertEqual(0, bench.main(['report', path, '--falls']))
-        text = out.getvalue()
+        self.assertEqual(0, bench.main(['report', path, flag]))
+        return path, out.getvalue()
+
+    def test_falls_reads_each_trace(self):
+        path, text = self._report_of_one_plan(7, FALLS_TRACE, '--falls')
         self.assertIn('== %s' % path, text)
         self.assertIn('learned capacity falls: 2, 1 on a reading', text)
         self.assertNotIn('tighten', text)             # no --losses
+
+    def test_onsets_reads_each_trace(self):
+        _, text = self._report_of_one_plan(3, ONSETS_TRACE, '--onsets')
+        self.assertIn('queues a release began: 1,', text)
+        self.assertNotIn('learned capacity falls', text)   # no --falls
 
     def test_caps_reads_each_trace_and_sums_the_runs(self):
         paths = self._fitting_runs(19, 7, 140, 140, CAPS_TRACE)
