@@ -204,7 +204,35 @@ every load against it (``learn_scale``):
   in demand to overbook it (0.95 of it) and cut two paced neighbours
   to 94 % of their floors; the next interval completed 99.5 IOPS.  A
   store that did get slower is learned down one interval later, and
-  is held saturated by its latency meanwhile.  Nor from an interval
+  is held saturated by its latency meanwhile.  Except where the queue
+  is the policy's own release's (``_release_onset``): the last
+  decision raised the cap of a disk running at it (``_at_cap``; a
+  stopped burster's cap lifted does not count) and the interval
+  completed more than the last.  A raised cap acts from the
+  interval's start and its disk, pushing against it, sends what it
+  lets through from then on, so the store that queued at what it
+  completed queued for the interval, not for a part of it.  Without
+  this, a border learned too high is never learned down while the
+  policy itself paces the load: a release onto it, an onset that
+  teaches nothing and a cut, a drained interval that teaches nothing
+  (below), a release again.  Scenario plan 0 of
+  seed 7 (standalone, told x1.71, 2026-12-01) went round three times:
+  releases of 160-240 % at 10, 16 and 22 s, each followed by 123-139
+  ms at 84-87 IOPS completed and a cut, the capacity at the told 157
+  IOPS throughout where the store does 92 (0.898 of ``none``'s
+  requests).  Read off the 99 traces of 2026-12-01 (``iothrottle-bench
+  report --onsets``; a trace does not say whether a raised disk ran at
+  its cap, so these are the most the rule could have read), 124
+  intervals in 95 plans follow a release so, and in 73 the capacity
+  would have fallen by over 1 %: by 1-12 % in 64, to the border at
+  what the store completed; by 20-50 % in nine, in five plans whose
+  capacity sat at 145-921 IOPS on stores that do 91-96 (that plan's
+  157 to 94-97; conductor runs at 214-218 to 130, 914-921 to half of
+  it, the fall limit).  What it
+  risks: a guest that starts within the interval a release raised
+  reads partly idle, as at any onset, and lowers the capacity by at
+  most half (``SCALE_FALL_LIMIT``) until a queued interval raises it
+  at once.  Nor from an interval
   whose queue drained part of the way through it (``_drained``): its
   latency fell by a fifth or more (``RESPONSE_LATENCY_DROP``) from the
   last interval's while it completed less.  Caps just cut let through
@@ -1814,7 +1842,9 @@ class DomainState:
     ``found_full``: the last interval tightened on floors that fit the
     learned border and found nothing to cut (``_found_full``), so this
     one's congested reading may lower the capacity as a queued one
-    does.
+    does.  ``raised``: the last decision raised the cap of a disk
+    running at it (``_raised``), so a queue that begins now is its
+    release's (``_release_onset``).
     """
     baseline_latency_s: float = 0.0
     tighten_streak: int = 0
@@ -1834,6 +1864,7 @@ class DomainState:
     completed_iops: float = 0.0
     watch: idle.Watch = idle.Watch()
     found_full: bool = False
+    raised: bool = False
 
     def capacity_scale(self, told):
         """The learned capacity as a multiple of ``told`` (1.0 before
@@ -2329,7 +2360,8 @@ class GuaranteePolicy(policy.Policy):
                               completed_iops=completed_iops,
                               watch=_watch(view.disks, decisions,
                                            bool(overbooking), t.lease_s),
-                              found_full=found_full),
+                              found_full=found_full,
+                              raised=_raised(rows, decisions)),
             load=total_load, saturated=bool(saturation),
             capacity=view.capacity)
 
@@ -3167,15 +3199,50 @@ def _may_learn_down(queued, state, latency_s, completed_iops):
     """Whether this interval's congested reading may lower the learned
     capacity: it shows queueing (``queued``: ``_latency_rose``, or
     the last interval's tightening found the domain full,
-    ``_found_full``), the last interval read congested too, and the
-    queue did not drain within this one (``_drained``).  After an
-    unqueued interval, the queue may have begun within this one - a
-    burster that started, or came back from a restart, part of the way
-    in - and the interval then completed what the store did while it
-    was partly idle, not what it can do; the next interval, queued from
-    its start, tells."""
-    return (queued and not state.unqueued
+    ``_found_full``), the last interval read congested too or raised
+    the load itself (``_release_onset``), and the queue did not drain
+    within this one (``_drained``).  After an unqueued interval, the
+    queue may have begun within this one - a burster that started, or
+    came back from a restart, part of the way in - and the interval
+    then completed what the store did while it was partly idle, not
+    what it can do; the next interval, queued from its start, tells."""
+    return (queued
+            and (not state.unqueued
+                 or _release_onset(state, completed_iops))
             and not _drained(state, latency_s, completed_iops))
+
+
+def _release_onset(state, completed_iops):
+    """Whether a queue that follows an unqueued interval is the one its
+    release started: the last decision raised the cap of a disk
+    pushing against it (``DomainState.raised``, ``_raised``) and this
+    interval completed more than the last.  A raised cap acts from the
+    interval's start, its disk sends what it lets through from then
+    on, and the store that queued at what it completed was full for
+    the interval, not for a part of it."""
+    return state.raised and completed_iops > state.completed_iops
+
+
+def _raised(rows, decisions):
+    """Whether ``decisions`` raise the cap of a disk running at it
+    (``_at_cap``): lift it, or set it higher on either axis."""
+    at_cap = {r.disk.disk_id: r.disk.cap for r in rows
+              if r.disk.cap is not None and _at_cap(r.disk.sample,
+                                                    r.disk.cap)}
+    for d in decisions:
+        cap = at_cap.get(d.disk_id)
+        if cap is not None and (d.action == model.RELEASE
+                                or _limit_raised(cap.iops, d.cap.iops)
+                                or _limit_raised(cap.bytes_sec,
+                                                 d.cap.bytes_sec)):
+            return True
+    return False
+
+
+def _limit_raised(old, new):
+    """Whether a cap's limit on one axis went from ``old`` to more (0
+    is libvirt's unlimited)."""
+    return old > 0 and (new <= 0 or new > old)
 
 
 def _found_full(overbooking, cut_iops):

@@ -1869,6 +1869,44 @@ class TestLearnedCapacity(testtools.TestCase):
         self.assertAlmostEqual(61.5 / 0.9, again.state.learned_iops,
                                delta=0.01)
 
+    def test_a_queue_its_own_release_started_teaches_down(self):
+        # Scenario plan 0 of seed 7 (standalone, 2026-12-01), told x1.71:
+        # each release raised the burster's cap from its start, the
+        # store queued at 84-87 IOPS completed, the reading was an
+        # onset's and taught nothing, and the capacity stayed at the
+        # told 157 IOPS for three such rounds.  Here told 100, the store
+        # doing ~55.
+        cap = model.Cap(iops=20, bytes_sec=20 * KB64)
+        below = [disk('vm1', 20, 0.030, cap=cap),
+                 disk('vm2', 15, 0.016, min_iops=12),
+                 disk('vm3', 12, 0.016, min_iops=10)]
+        state = guarantee.DomainState(baseline_latency_s=0.0144,
+                                      calm_streak=2, learned_iops=100.0)
+        released = decide(below, state=state)
+        self.assertIn('cap released', by_name(released)['vm1'].reason)
+        self.assertTrue(released.state.raised)
+        self.assertTrue(released.state.unqueued)
+        new_cap = by_name(released)['vm1'].cap
+        queued = [disk('vm1', 30, 0.140, cap=new_cap),
+                  disk('vm2', 13, 0.120, min_iops=12),
+                  disk('vm3', 12, 0.120, min_iops=10)]
+        out = decide(queued, state=released.state)
+        self.assertTrue(out.saturated)
+        self.assertAlmostEqual(55 / 0.9, out.state.learned_iops,
+                               delta=0.01)
+        # Without the release it is an onset like any other; nor does a
+        # release teach from a queue at no more than the last interval
+        # completed, which may have begun within this one.
+        held = dataclasses.replace(released.state, raised=False)
+        self.assertEqual(100.0, decide(queued, state=held).state.learned_iops)
+        less = [disk('vm1', 20, 0.140, cap=new_cap)] + queued[1:]
+        self.assertEqual(100.0, decide(
+            less, state=released.state).state.learned_iops)
+        # A hold raises nothing.
+        self.assertIn('held', by_name(out)['vm1'].reason)
+        self.assertEqual(new_cap, by_name(out)['vm1'].cap)
+        self.assertFalse(out.state.raised)
+
     def test_a_queue_that_drained_within_the_interval_teaches_nothing_down(
             self):
         # Scenario plan 5 of seed 53 (2026-11-29): caps cut in an
