@@ -1235,13 +1235,9 @@ class Onset(CapacityStep):
 
 def _congested(interval, tunables):
     """Whether the domain line's reading is congested by the
-    controller's test at ``tunables`` (``latency_factor`` x the
-    baseline, or the fixed threshold before there is one)."""
-    if interval.baseline_ms:
-        limit_ms = tunables.latency_factor * interval.baseline_ms
-    else:
-        limit_ms = tunables.congestion_latency_s * 1e3
-    return interval.read[0] >= limit_ms
+    controller's own test at ``tunables`` (``guarantee.congestion_of``)."""
+    return bool(guarantee.congestion_of(
+        tunables, interval.read[0] / 1e3, (interval.baseline_ms or 0) / 1e3))
 
 
 def release_onsets(intervals, policy='guarantee',

@@ -2123,6 +2123,27 @@ def queue_room_part(utilisation, service_s, headroom_s, queued=0.0):
     return (to - utilisation) / (1 - utilisation)
 
 
+def congestion_of(tunables, latency_s, baseline_s):
+    """Why a domain's latency says it is congested, or ''.
+
+    Congested when the mean latency of its unthrottled disks reaches
+    ``latency_factor`` x its baseline, or, before the domain has had
+    a quiet interval to show its baseline (one saturated from the
+    start), ``congestion_latency_s``, SIOC's threshold.
+    """
+    if baseline_s > 0:
+        limit_s = tunables.latency_factor * baseline_s
+        why = '%.1f x baseline %.1f ms' % (
+            tunables.latency_factor, baseline_s * 1e3)
+    else:
+        limit_s = tunables.congestion_latency_s
+        why = 'congestion threshold; no baseline yet'
+    if latency_s > 0 and latency_s >= limit_s:
+        return 'latency %.1f ms >= %.1f ms (%s)' % (
+            latency_s * 1e3, limit_s * 1e3, why)
+    return ''
+
+
 def _draining(disk, domain_latency_s, latency_factor):
     """Whether a capped disk running under its cap waits in a queue of
     its own, not the store's: its latency is over ``latency_factor`` x
@@ -2256,7 +2277,7 @@ class GuaranteePolicy(policy.Policy):
         latency_s = _mean_latency_s(view.disks)
         told_load = sum(cost.load(view.capacity, d.sample.iops,
                                   d.sample.bytes_sec) for d in view.disks)
-        congestion = self._congestion(latency_s, state.baseline_latency_s)
+        congestion = congestion_of(t, latency_s, state.baseline_latency_s)
         told = view.capacity
         completed_iops = told_load * told.max_iops
         queued = self._latency_rose(latency_s, state)
@@ -2423,7 +2444,7 @@ class GuaranteePolicy(policy.Policy):
         told_load = sum(cost.load(told, d.sample.iops, d.sample.bytes_sec)
                         for d in disks)
         completed_iops = told_load * told.max_iops
-        congestion = self._congestion(latency_s, state.baseline_latency_s)
+        congestion = congestion_of(t, latency_s, state.baseline_latency_s)
         scale = learn_scale(state.capacity_scale(told), told_load,
                             bool(congestion) and inflight >= BUSY_INFLIGHT,
                             t.border_fraction,
@@ -2459,27 +2480,6 @@ class GuaranteePolicy(policy.Policy):
                 if state.depths else (),
                 latency_s=latency_s, completed_iops=completed_iops),
             load=total_load, saturated=False, capacity=capacity)
-
-    def _congestion(self, latency_s, baseline_s):
-        """Why the domain's latency says it is congested, or ''.
-
-        Congested when the mean latency of its unthrottled disks reaches
-        ``latency_factor`` x its baseline, or, before the domain has had
-        a quiet interval to show its baseline (one saturated from the
-        start), ``congestion_latency_s``, SIOC's threshold.
-        """
-        t = self.tunables
-        if baseline_s > 0:
-            limit_s = t.latency_factor * baseline_s
-            why = '%.1f x baseline %.1f ms' % (
-                t.latency_factor, baseline_s * 1e3)
-        else:
-            limit_s = t.congestion_latency_s
-            why = 'congestion threshold; no baseline yet'
-        if latency_s > 0 and latency_s >= limit_s:
-            return 'latency %.1f ms >= %.1f ms (%s)' % (
-                latency_s * 1e3, limit_s * 1e3, why)
-        return ''
 
     def _latency_rose(self, latency_s, state):
         """Whether a congested reading shows queueing, so that it may
