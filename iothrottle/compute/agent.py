@@ -29,6 +29,7 @@ import types
 
 from oslo_log import log as logging
 
+from iothrottle.compute import iotune as iotune_mod
 from iothrottle.compute import leases as leases_mod
 from iothrottle.controller import domain as domain_mod
 from iothrottle.controller import model
@@ -289,7 +290,10 @@ class Agent:
                     else self.actuator.baseline(uuid, device))
         lease = self.leases.grant(decision.disk_id, decision.cap, lease_s,
                                   now_s, baseline, guarantee)
-        if previous is not None and previous.cap == lease.cap:
+        if previous is not None and iotune_mod.same_limits(
+                baseline, previous.cap, lease.cap):
+            # The limits in force are this cap's: set again, they would
+            # empty QEMU's buckets and let a burst through for nothing.
             if self._in_force(uuid, device, lease):
                 return
             LOG.warning('cap of %s was no longer in force (someone '
@@ -304,8 +308,8 @@ class Agent:
             raise
         # Each change costs a burst the disk's statistics show and
         # nothing else does: QEMU empties the throttle buckets whenever
-        # the limits change, and the interval after passes a tenth of a
-        # second of the new cap on top of it.
+        # the limits are set, and the interval after passes a tenth of
+        # a second of the new cap on top of it.
         LOG.debug('cap of %s set live: %s (was %s); the interval after '
                   'a change passes 0.1 s of the new cap on top of it',
                   decision.disk_id, _cap_text(lease.cap),

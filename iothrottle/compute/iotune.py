@@ -140,6 +140,24 @@ def cap_params(baseline, cap):
                   w_bytes).as_params()
 
 
+def same_limits(baseline, cap, other):
+    """Whether caps ``cap`` and ``other`` set the same libvirt limits on
+    a disk whose operator limits are ``baseline`` (:func:`cap_params`):
+    a decision that moved by less than half a request (or byte) a
+    second, on either axis, leaves the cap in force as it is.
+
+    Setting it again would not be free.  QEMU zeroes its throttle
+    buckets on every set, new limits or the same ones
+    (``throttle_config`` in util/throttle.c), and a disk pushing against
+    the cap passes what the emptied bucket holds on top of it.  Measured
+    on the testbed (``tools/throttle-reset-burst``: one guest, eight 64
+    KB writers, a cap of 14 IOPS): 14.00 requests/s with the limits left
+    alone, 14.90 with the same limits set again every 2 s, three rounds
+    of 20 s each way."""
+    return cap == other or (cap_params(baseline, cap)
+                            == cap_params(baseline, other))
+
+
 def clamp_rate(value, *ceilings):
     """``value`` held under every non-zero ceiling; 0 stands for none."""
     limits = [c for c in ceilings if c]

@@ -257,6 +257,37 @@ class TestStep(AgentTestCase):
         self.assertEqual(1, len(self.actuator.calls))
         self.assertEqual(32.0, self.agent.leases.get('a/vda').expires_at_s)
 
+    def test_a_cap_libvirt_would_be_given_as_before_is_not_set_again(self):
+        # QEMU empties its throttle buckets on every set, the same
+        # limits or not: a decision that moved by less than half a
+        # request a second renews the lease, and leaves libvirt alone.
+        self.policy.decide_for[SHARED] = [_cap('a', 120)]
+        self.agent.step(1.0)
+        self.policy.decide_for[SHARED] = [_cap('a', 120.3)]
+        report = self.agent.step(2.0)
+        self.assertEqual([('cap', 'a', model.Cap(120, 0))],
+                         self.actuator.calls)
+        lease = self.agent.leases.get('a/vda')
+        self.assertEqual(model.Cap(120.3, 0), lease.cap)
+        self.assertEqual(32.0, lease.expires_at_s)
+        self.assertEqual(model.Cap(120.3, 0), report.caps['a/vda'])
+        self.policy.decide_for[SHARED] = [_cap('a', 120.6)]
+        self.agent.step(3.0)
+        self.assertEqual([('cap', 'a', model.Cap(120, 0)),
+                          ('cap', 'a', model.Cap(120.6, 0))],
+                         self.actuator.calls)
+
+    def test_the_same_limits_lost_behind_the_agent_are_set_again(self):
+        self.policy.decide_for[SHARED] = [_cap('a', 40)]
+        self.agent.step(1.0)
+        self.actuator.live[('a', 'vda')] = iotune.IoTune(total_iops_sec=250)
+        self.policy.decide_for[SHARED] = [_cap('a', 40.2)]
+        self.agent.step(2.0)
+        self.assertEqual([('cap', 'a', model.Cap(40, 0)),
+                          ('cap', 'a', model.Cap(40.2, 0))],
+                         self.actuator.calls)
+        self.assertIn('no longer in force', self.logger.output)
+
     def test_release_restores_baseline(self):
         baseline = iotune.IoTune(total_iops_sec=250)
         self.actuator.persistent[('a', 'vda')] = baseline

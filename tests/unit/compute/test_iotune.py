@@ -107,3 +107,30 @@ class TestCapParams(testtools.TestCase):
                 self.assertFalse(params['total_iops_sec'] and (
                     params['read_iops_sec'] or params['write_iops_sec']),
                     (baseline, cap, params))
+
+
+class TestSameLimits(testtools.TestCase):
+
+    def test_caps_within_the_same_whole_rates_are_the_same_limits(self):
+        unlimited = iotune.IoTune()
+        self.assertTrue(iotune.same_limits(
+            unlimited, model.Cap(13.2, 1048576.0), model.Cap(13.4, 1048576.3)))
+        self.assertFalse(iotune.same_limits(
+            unlimited, model.Cap(13.4, 1048576.0), model.Cap(13.6, 1048576.0)))
+        # Either axis counts.
+        self.assertFalse(iotune.same_limits(
+            unlimited, model.Cap(13.2, 1048576.0), model.Cap(13.2, 1048577.0)))
+
+    def test_the_baseline_decides_what_libvirt_is_given(self):
+        # Over a baseline of 10 IOPS, both caps are the baseline's 10.
+        baseline = iotune.IoTune(total_iops_sec=10)
+        self.assertTrue(iotune.same_limits(
+            baseline, model.Cap(12, 0), model.Cap(30, 0)))
+        self.assertFalse(iotune.same_limits(
+            iotune.IoTune(), model.Cap(12, 0), model.Cap(30, 0)))
+        # A read/write split scales both sides: 20 and 20.4 are 10 + 10.
+        split = iotune.IoTune(read_iops_sec=50, write_iops_sec=50)
+        self.assertTrue(iotune.same_limits(
+            split, model.Cap(20, 0), model.Cap(20.4, 0)))
+        self.assertFalse(iotune.same_limits(
+            split, model.Cap(20, 0), model.Cap(22, 0)))
