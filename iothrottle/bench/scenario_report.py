@@ -70,7 +70,9 @@ import statistics
 import types
 
 from iothrottle.bench import scenarios
+from iothrottle.compute import iotune
 from iothrottle.controller import guarantee
+from iothrottle.controller import model
 
 # A guaranteed guest under this fraction of its share is listed by
 # ``decompose``: the issue's bar for overbooked domains.
@@ -1283,7 +1285,12 @@ def onsets_table(onsets):
 # guest's in the same interval (the store's).
 PUSHING_LATENCY = 2.0
 
-CHANGES = ('kept', 'raised', 'cut')
+# How the decision before an interval left a cap: kept by a hold (it
+# names no cap), named anew with the same libvirt limits (whole
+# requests and bytes a second: ``iotune.same_limits``; the agent sets
+# them again only where they were lost, since each set empties QEMU's
+# buckets), raised, or cut.
+CHANGES = ('kept', 'same limits', 'raised', 'cut')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1310,10 +1317,12 @@ def _set_caps(iv):
 
 
 def _change(last, cap):
-    """How a cap went from ``last`` to ``cap`` (``(IOPS, bytes/s)``):
-    kept, or raised or cut on the axis that moved."""
-    if cap == last:
-        return 'kept'
+    """How a decision that names ``cap`` (``(IOPS, bytes/s)``) moved it
+    from ``last``: to the same libvirt limits, or raised or cut on the
+    axis that moved."""
+    if iotune.same_limits(iotune.IoTune(), model.Cap(*last),
+                          model.Cap(*cap)):
+        return 'same limits'
     moved = 0 if cap[0] != last[0] else 1
     return 'raised' if cap[moved] > last[moved] else 'cut'
 
@@ -1357,11 +1366,11 @@ def cap_passes_table(passes):
     lines = ['what a guest pushing against its cap completed over it, by '
              'the decision before (its latency over %.0f x every '
              'uncapped guest\'s):' % PUSHING_LATENCY,
-             '%-8s %6s %8s %8s' % ('decision', 'n', 'median', 'mean')]
+             '%-11s %6s %8s %8s' % ('decision', 'n', 'median', 'mean')]
     for change in CHANGES:
         ratios = [p.ratio for p in passes if p.change == change]
         if ratios:
-            lines.append('%-8s %6d %8.3f %8.3f' % (
+            lines.append('%-11s %6d %8.3f %8.3f' % (
                 change, len(ratios), statistics.median(ratios),
                 statistics.mean(ratios)))
     return '\n'.join(lines)

@@ -696,6 +696,20 @@ class TestCapPasses(testtools.TestCase):
         self.assertNotEqual(CAPS_TRACE, trace)
         self.assertEqual([20.0], [p.end_s for p in self._passes(trace)])
 
+    def test_a_cap_named_with_the_same_limits_is_told_apart(self):
+        # 36.2 IOPS is libvirt's 36 as 36.0 was: the agent leaves the
+        # limits alone, and the interval after reads as one under a
+        # hold would, not as one after a raise.
+        trace = CAPS_TRACE.replace(
+            'cap released -> 40.0 IOPS, 655360 B/s',
+            'cap released -> 36.2 IOPS, 589824 B/s').replace(
+            't= 20.0 g3=672/-[cap 40]', 't= 20.0 g3=580/-[cap 36]')
+        self.assertNotEqual(CAPS_TRACE, trace)
+        passes = self._passes(trace)
+        self.assertEqual([(16.0, 'kept'), (18.0, 'cut'),
+                          (20.0, 'same limits')],
+                         [(p.end_s, p.change) for p in passes])
+
     def test_table_by_decision(self):
         text = report.cap_passes_table(self._passes())
         self.assertRegex(text, r'kept +1 +1\.000 +1\.000')
