@@ -201,7 +201,7 @@ class Seed000Run:
     def _peer(self, conn, tb, policy_name):
         """What a kernel peer's run is wrapped in: the BFQ weights, or
         blk-throttle limits lifted before and after it."""
-        if policy_name == peers.BFQ_WEIGHT:
+        if policy_name in peers.WEIGHTED:
             return peers_libvirt.bfq_weighted(conn, tb, self.floors(),
                                               self.out)
         if policy_name == peers.BLK_THROTTLE:

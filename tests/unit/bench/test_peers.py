@@ -71,6 +71,8 @@ class TestThrottle(testtools.TestCase):
         self.assertEqual('none', peers.agent_policy(peers.BFQ_WEIGHT))
         self.assertEqual('static', peers.agent_policy(peers.BLK_THROTTLE))
         self.assertEqual('guarantee', peers.agent_policy('guarantee'))
+        self.assertEqual('guarantee',
+                         peers.agent_policy(peers.GUARANTEE_BFQ))
         # Weights run under BFQ whatever the testbed's scheduler.
         self.assertEqual('bfq', peers.WEIGHT_SCHEDULER)
 
@@ -139,6 +141,9 @@ class TestCommandLine(testtools.TestCase):
                       self._error(['seed000', '--policy', 'blk-throttle']))
         self.assertIn('--policy bfq-weight needs --block-layer',
                       self._error(['scenarios', '--policy', 'bfq-weight']))
+        self.assertIn('--policy guarantee-bfq needs --block-layer',
+                      self._error(['scenarios', '--policy', 'guarantee',
+                                   '--policy', 'guarantee-bfq']))
 
     def test_peers_on_the_block_layer_are_taken(self):
         args = bench.parse_args(['scenarios', '--policy', 'bfq-weight',
@@ -153,6 +158,17 @@ class TestCommandLine(testtools.TestCase):
         self.assertEqual('kyber', args.block_layer)
         args = bench.parse_args(['peers'])
         self.assertEqual('mq-deadline', args.block_layer)
+
+    def test_the_weights_with_guarantee_are_an_arm_of_choice(self):
+        # Weighted under BFQ like bfq-weight, with guarantee's caps on
+        # top; asked for by name, not run by every peers bench.
+        self.assertIn(peers.GUARANTEE_BFQ, peers.WEIGHTED)
+        self.assertNotIn(peers.GUARANTEE_BFQ, peers.POLICIES)
+        self.assertEqual(('none', 'guarantee', 'static', 'bfq-weight',
+                          'blk-throttle'), peers.POLICIES)
+        args = bench.parse_args(['scenarios', '--policy', 'guarantee-bfq',
+                                 '--block-layer', 'mq-deadline'])
+        self.assertEqual(['guarantee-bfq'], args.policy)
 
     def test_stretch_and_repeat_are_bounded(self):
         for option, most in (('stretch', 5), ('repeat', 5)):
