@@ -28,6 +28,7 @@ from iothrottle.bench import settings
 from iothrottle.compute import agent as agent_mod
 from iothrottle.compute import capacity as capacity_mod
 from iothrottle.compute import collector as collector_mod
+from iothrottle.controller import guarantee
 from iothrottle.controller import model
 from iothrottle.controller import policy as policy_mod
 from iothrottle import testbed
@@ -273,23 +274,13 @@ def _domain_text(states, share_scales, policy_name):
     that fit, ``_found_full``), or ''."""
     out = []
     for domain, state in states.items():
-        learned_iops = getattr(state, 'learned_iops', None)
-        if learned_iops is None:
+        if getattr(state, 'learned_iops', None) is None:
             continue
         key = (policy_name, domain)
         scale = state.share_scale
         last = share_scales.get(key, 1.0)
         share_scales[key] = scale
-        out.append('capacity %.1f IOPS (proven %.1f), baseline %.1f ms, '
-                   'lowest %.1f ms, read %.1f ms at %.1f IOPS, share '
-                   'scale %.3f%s%s' % (
-                       learned_iops, state.proven_iops,
-                       state.baseline_latency_s * 1e3,
-                       state.lowest_latency_s * 1e3,
-                       state.latency_s * 1e3, state.completed_iops, scale,
-                       _moved(scale, last),
-                       ', found full (nothing to cut on floors that fit)'
-                       if getattr(state, 'found_full', False) else ''))
+        out.append(guarantee.describe_state(state, _moved(scale, last)))
     return '; '.join(out)
 
 

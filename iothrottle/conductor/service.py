@@ -345,10 +345,12 @@ class Conductor:
             self._cast_watches(round_, owner, epoch)
         cast_s = time.perf_counter() - started
         self._log_undecided(round_)
+        states = self.core.states()
         for domain, decisions in sorted(round_.by_domain.items()):
             if decisions and domain in round_.loads:
-                LOG.info('domain %s: %s', domain,
-                         describe_load(round_.loads[domain]))
+                LOG.info('domain %s: %s%s', domain,
+                         describe_load(round_.loads[domain]),
+                         self._learned(states.get(domain)))
             for decision in decisions:
                 LOG.info('%s %s on %s: %s', decision.action,
                          decision.disk_id, domain, decision.reason)
@@ -364,6 +366,12 @@ class Conductor:
         if self.clock() - self._capacities_read_s >= self.capacity_refresh_s:
             self._capacities_read_s = self.clock()
             self._write(load_capacities, self.store, self.core.capacities)
+
+    def _learned(self, state):
+        """'; ' and what the policy learned of a domain whose state is
+        ``state`` (its ``describe``), or '' when it says nothing."""
+        text = self.core.policy.describe(state)
+        return '; ' + text if text else ''
 
     @staticmethod
     def _log_undecided(round_):

@@ -66,6 +66,12 @@ class Policy(abc.ABC):
     def decide(self, view, state):
         """Return the :class:`Outcome` for one interval of one domain."""
 
+    def describe(self, state):
+        """One line of what the policy learned of a domain whose state
+        is ``state``, for the conductor's log beside the domain's load;
+        '' when it learns nothing to say (the default)."""
+        return ''
+
     def watch(self, state):
         """The :class:`~iothrottle.controller.idle.Watch` the checks
         within the next interval read for a domain whose state is

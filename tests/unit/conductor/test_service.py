@@ -577,6 +577,26 @@ class TestLockAndStop(testtools.TestCase):
         self.assertIn('load 0.10 of its capacity; not saturated',
                       service.describe_load(told))
 
+    def test_a_decided_domain_s_line_says_what_the_policy_learned(self):
+        class Describing(test_core.Recorder):
+            def describe(self, state):
+                return 'learned %r' % (state,)
+
+        engine = sqlite_engine(self)
+        conductor = service.Conductor(test_core.make_core(Describing()),
+                                      None, service.Store(engine), 'x')
+        log = self.useFixture(fixtures.FakeLogger(
+            name='iothrottle.conductor.service', level=logging.INFO))
+        load = model.DomainLoad(iops=10.0, bytes_sec=0.0, load=0.1,
+                                saturated=False, disks=1, caps=0)
+        conductor.publish(core.Round(
+            now_s=0.0, hosts=(), by_host={}, by_domain={
+                'store': [model.Decision('u1', 'vda', model.RELEASE, 'x')]},
+            peaks={}, errors=(), loads={'store': load}))
+        conductor.stop()
+        # No round decided it yet: the policy is asked of no state.
+        self.assertIn('0 of 1 disk(s) capped; learned None\n', log.output)
+
     def test_a_domain_not_decided_on_is_logged_at_debug(self):
         engine = sqlite_engine(self)
         conductor = service.Conductor(test_core.make_core(), None,

@@ -211,6 +211,41 @@ class TestTighten(testtools.TestCase):
                      state=guarantee.DomainState(0.1))
         self.assertEqual((), out.decisions)
 
+    def test_a_stream_over_its_floors_latency_finds_its_domain_full(self):
+        # The two-host e2e test (2026-12-02, one run in three): vm2, one
+        # request at a time for a floor of 20 requests/s, at 55 ms - its
+        # floor needs 50 - with the store's uncapped guests all there,
+        # the load under the border (88 of a learned 100 IOPS) and the
+        # latency under three times the 20 ms baseline: neither reading
+        # says saturated, and each interval held with vm2 under its
+        # floor.  Its own latency does: the burster is cut.
+        disks = [disk('vm1', 42, 0.300, min_iops=20,
+                      cap=model.Cap(42, 42 * KB64)),
+                 disk('vm2', 18, 0.055, min_iops=20),
+                 disk('vm3', 18.75, 0.055, min_iops=15),
+                 disk('vm4', 9.5, 0.055, min_iops=8)]
+        state = guarantee.DomainState(baseline_latency_s=0.020,
+                                      lowest_latency_s=0.020)
+        out = decide(disks, state=state)
+        d = by_name(out)
+        self.assertLess(d['vm1'].cap.iops, 42)
+        self.assertIn('vm2 under its floor at 55.0 ms, the domain at 55.0 '
+                      'ms, over the 50.0 ms its need takes at its depth',
+                      d['vm1'].reason)
+        # A store that never showed less than the floor's latency: a
+        # shorter queue cannot give it, and the interval holds.
+        slow = dataclasses.replace(state, lowest_latency_s=0.052)
+        held = by_name(decide(disks, state=slow))['vm1']
+        self.assertEqual(42, held.cap.iops)
+        self.assertIn('held: vm2', held.reason)
+        # Its own path slow while the others see a short queue: not the
+        # domain's queue either.
+        own = [disks[0], disks[1], disk('vm3', 18.75, 0.012, min_iops=15),
+               disk('vm4', 9.5, 0.012, min_iops=8)]
+        held = by_name(decide(own, state=state))['vm1']
+        self.assertEqual(42, held.cap.iops)
+        self.assertIn('held: vm2', held.reason)
+
     def test_no_action_when_below_floor_but_not_asking(self):
         # vm2 is paced at 5 IOPS: below its floor, but it does not want
         # more (0.05 in flight), so capping vm1 would help nobody.
