@@ -56,6 +56,12 @@ doc/scenario-runs/:
   guest stopped in and over the whole plans: what a policy that
   decides once an interval loses where a guest stops (the checks
   within an interval, ``iothrottle.controller.idle``, are its answer).
+- ``capacity_shares`` (with the traces): each overbooked plan's least
+  share scored against three capacities, the calibration the bench
+  scores by, what the store completed under ``none`` over the same
+  intervals and what it completed under the policy: how much of a
+  missed share is a capacity the store did not have while the plan
+  ran, whoever controlled it.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -1488,6 +1494,106 @@ def _under_lines(under, what):
     else:
         lines.append(under_summary(under, what))
     return lines
+
+
+# -- shares against what the store did -------------------------------------
+#
+# The bench shares the floors out of the capacity it calibrated before
+# the plans, with one guest and eight writers.  A plan runs three to
+# eight TCG guests on the host's two cores, and the store then
+# completes less, with or without control: these score the same
+# intervals against what it did.
+
+CAPACITY_BASES = ('calibrated', 'none', 'own')
+
+
+@dataclasses.dataclass(frozen=True)
+class CapacityShares:
+    """One overbooked plan of one run: its least guaranteed share
+    scored against each of ``CAPACITY_BASES``, and those capacities
+    (requests/s; None where the run has no such intervals)."""
+    plan: int
+    capacity_iops: dict    # basis -> requests/s
+    least_share: dict      # basis -> least share, None without needs
+
+
+def capacity_shares(intervals, doc, policy='guarantee'):
+    """:class:`CapacityShares` of each overbooked plan ``policy`` ran:
+    its scored overbooked intervals' needs (``scenarios.needs_kb_s``)
+    again against ``doc['capacity_iops']``, against the requests/s
+    ``none`` completed over its own scored overbooked intervals
+    (:func:`completed`) and against those ``policy`` completed.  The
+    least share against the calibration is the run's own
+    (``overbooked_share_min``)."""
+    done = completed(intervals, doc)
+    scored = collections.defaultdict(list)
+    for iv, plan in _scored(intervals, doc):
+        if iv.policy == policy:
+            scored[iv.plan].append((iv, plan))
+    out = []
+    for index, rows in sorted(scored.items()):
+        capacities = {'calibrated': doc['capacity_iops'],
+                      'none': done.get((index, 'none')),
+                      'own': done.get((index, policy))}
+        out.append(CapacityShares(index, capacities, {
+            basis: None if iops is None else _least_share(rows, iops)
+            for basis, iops in capacities.items()}))
+    return out
+
+
+def _least_share(rows, capacity_iops):
+    """The least of the guaranteed guests' throughput over their needs,
+    summed over ``rows`` (``(interval, plan)``), the needs shared out of
+    ``capacity_iops`` as the bench shares them (``summarize``)."""
+    got = collections.defaultdict(float)
+    need = collections.defaultdict(float)
+    for iv, plan in rows:
+        span = types.SimpleNamespace(end_s=iv.end_s,
+                                     length_s=plan.interval_s)
+        needs, _ = scenarios.needs_kb_s(plan, span, capacity_iops)
+        for name, kb_s in needs.items():
+            if kb_s > 0:
+                guest = iv.guests.get(name)
+                got[name] += guest.kb_s if guest else 0.0
+                need[name] += kb_s
+    return min(got[n] / need[n] for n in need) if need else None
+
+
+def capacity_shares_table(rows):
+    """:func:`capacity_shares`' rows, a line a plan, and a line of how
+    many plans kept every share at ``TARGET_OVERBOOKED_SHARE`` by each
+    basis."""
+    lines = ['least share of an overbooked plan, by the capacity shared '
+             '(requests/s):',
+             '%4s %16s %16s %16s' % ('plan', 'calibrated', "none's",
+                                     'its own')]
+    for r in rows:
+        lines.append('%4d' % r.plan + ''.join(
+            ' %16s' % _share_cell(r.least_share[b], r.capacity_iops[b])
+            for b in CAPACITY_BASES))
+    lines.append(capacity_shares_summary(rows))
+    return '\n'.join(lines)
+
+
+def _share_cell(share, iops):
+    if share is None:
+        return '-'
+    return '%5.1f %% (%5.1f)' % (share * 100, iops)
+
+
+def capacity_shares_summary(rows):
+    """Plans at ``TARGET_OVERBOOKED_SHARE`` of every share and the mean
+    least share, by basis, over ``rows`` (of one run or many)."""
+    cells = []
+    for basis in CAPACITY_BASES:
+        least = [r.least_share[basis] for r in rows
+                 if r.least_share[basis] is not None]
+        cells.append('%s %d/%d (mean %.1f %%)' % (
+            basis, sum(x >= scenarios.TARGET_OVERBOOKED_SHARE
+                       for x in least), len(least),
+            statistics.mean(least) * 100 if least else 0.0))
+    return 'every share at %.0f %%: %s' % (
+        scenarios.TARGET_OVERBOOKED_SHARE * 100, ', '.join(cells))
 
 
 def under_summary(under, what='share'):

@@ -26,7 +26,7 @@ in-process conductor instead (:mod:`iothrottle.bench.conductor_mode`).
 
 ``iothrottle-bench report [LABEL=]RUN.json ... [--decompose]
 [--losses] [--acted PATTERN] [--falls] [--caps] [--paced] [--queue]
-[--stops]``
+[--stops] [--capacities]``
 prints the tables of finished scenario runs from their JSON (and
 traces; see
 :mod:`iothrottle.bench.scenario_report`): no testbed, no services.
@@ -343,6 +343,13 @@ def parse_args(argv):
                         'intervals a guest stopped in (the first after '
                         'each stop) and over the whole plans, on the '
                         'plans that fit with a guest stopping')
+    r.add_argument('--capacities', action='store_true',
+                   help='also read each run\'s trace and score each '
+                        'overbooked plan\'s least share against three '
+                        'capacities: the calibration the bench scores '
+                        'by, what the store completed under none over '
+                        'the same intervals, and what it completed under '
+                        'the policy; per run and over all runs given')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -718,11 +725,11 @@ def run_report(args, out):
         scenario_report.share_noise(runs, args.policy))
     if noise:
         out.write(noise + '\n')
-    if not (args.decompose or args.losses or args.acted or args.falls
-            or args.caps or args.paced or args.queue or args.stops
-            or args.onsets):
+    if not (_per_run_tables(args) or args.acted or args.paced
+            or args.queue or args.stops):
         return 0
     summed, traced, passes, paced, queue, bound = {}, [], [], [], [], []
+    shared = []
     stops = {}   # label -> StopTotals, in the labels' order
     for path, (label, doc) in zip(paths, runs):
         trace = os.path.splitext(path)[0] + '.trace'
@@ -745,8 +752,7 @@ def run_report(args, out):
                                                         args.policy))
             bound.extend(scenario_report.bound_releases(intervals, doc,
                                                         args.policy))
-        if not (args.decompose or args.losses or args.falls
-                or args.caps or args.onsets):
+        if not _per_run_tables(args):
             continue
         out.write('\n== %s\n' % path)
         if args.caps:
@@ -764,6 +770,11 @@ def run_report(args, out):
         if args.decompose:
             out.write(scenario_report.decomposed_text(intervals, doc,
                                                       args.policy))
+        if args.capacities:
+            mine = scenario_report.capacity_shares(intervals, doc,
+                                                   args.policy)
+            shared.extend(mine)
+            out.write(scenario_report.capacity_shares_table(mine) + '\n')
         if args.losses:
             mine = scenario_report.losses_by_bar(intervals, doc,
                                                  args.policy)
@@ -772,6 +783,9 @@ def run_report(args, out):
     if args.caps and len(runs) > 1:
         out.write('\n== all runs\n%s\n'
                   % scenario_report.cap_passes_table(passes))
+    if args.capacities and len(runs) > 1:
+        out.write('\n== all runs\n%s\n'
+                  % scenario_report.capacity_shares_summary(shared))
     if args.losses and len(runs) > 1:
         out.write('\n== all runs\n%s\n'
                   % scenario_report.losses_text(summed))
@@ -787,6 +801,12 @@ def run_report(args, out):
             scenario_report.acted(traced, args.policy),
             args.acted.pattern))
     return 0
+
+
+def _per_run_tables(args):
+    """Whether ``report`` prints a table for each run's trace."""
+    return (args.decompose or args.losses or args.falls or args.caps
+            or args.onsets or args.capacities)
 
 
 def main(argv=None):

@@ -488,6 +488,46 @@ class TestCompleted(testtools.TestCase):
         self.assertIn('guarantee      29.5   50.0 %', text)
 
 
+# Seed 19's plan 7 at 18 s against 95 requests/s: shares of 2617.8,
+# 1360.2 and 143.5 KB/s for g1, g2 and g4, the minimum cap's 640 for g5,
+# g6 and g7 (g3 is floorless).  g4 gets 90 % of its share.
+SHARED_TRACE = """\
+plan 7 guarantee t= 18.0 overbooked g1=2618/2618@150ms g2=1360/1360@150ms \
+g3=80/-@150ms g4=129/144@150ms g5=640/640@150ms g6=640/640@150ms \
+g7=640/640@150ms
+plan 7 none      t= 18.0 overbooked g1=4000/2618@300ms g2=1500/1360@300ms \
+g3=80/-@300ms g4=60/144@300ms g5=500/640@300ms g6=500/640@300ms \
+g7=500/640@300ms
+"""
+
+
+class TestCapacityShares(testtools.TestCase):
+
+    def test_the_same_intervals_scored_against_each_capacity(self):
+        doc = dict(_doc(19, {7: {}}), capacity_iops=95.0)
+        rows = report.capacity_shares(
+            report.parse_trace(io.StringIO(SHARED_TRACE)), doc)
+        self.assertEqual([7], [r.plan for r in rows])
+        r = rows[0]
+        own = 2618 / 128 + 1360 / 64 + 80 / 16 + 129 / 8 + 3 * 640 / 64
+        none = 4000 / 128 + 1500 / 64 + 80 / 16 + 60 / 8 + 3 * 500 / 64
+        self.assertEqual(95.0, r.capacity_iops['calibrated'])
+        self.assertAlmostEqual(own, r.capacity_iops['own'])
+        self.assertAlmostEqual(none, r.capacity_iops['none'])
+        # Against the calibration, the bench's own scoring: g4's 129 of
+        # 143.5 KB/s.
+        self.assertAlmostEqual(129 / 143.5235, r.least_share['calibrated'],
+                               places=4)
+        # Less capacity shares less to each: g4 is the least still, and
+        # nearer its share the less the store completed.
+        self.assertGreater(r.least_share['own'],
+                           r.least_share['calibrated'])
+        self.assertGreater(r.least_share['none'], r.least_share['own'])
+        text = report.capacity_shares_table(rows)
+        self.assertRegex(text, r'\n   7 +89\.9 % \( 95\.0\) ')
+        self.assertIn('calibrated 0/1 (mean 89.9 %)', text)
+
+
 class TestCompare(testtools.TestCase):
 
     def test_labels_make_columns_and_count_targets(self):
@@ -930,6 +970,19 @@ class TestReportCommand(testtools.TestCase):
         self.assertEqual(1, text.count('plans that fit with a guest '
                                        'stopping'))
         self.assertRegex(text, r'\nx +2 +2 +0\.500 ')     # both runs
+
+    def test_capacities_per_run_and_over_all(self):
+        doc = _overbooked_run(19, 7, 0.899)
+        doc['capacity_iops'] = 95.0
+        paths = [self._write('r%d.json' % k, json.dumps(doc))
+                 for k in (1, 2)]
+        for k in (1, 2):
+            self._write('r%d.trace' % k, SHARED_TRACE)
+        text = self._report(paths + ['--capacities'])
+        self.assertEqual(2, text.count('by the capacity shared'))
+        self.assertNotIn('cap/share', text)           # no --decompose
+        self.assertRegex(text, r'== all runs\nevery share at 95 %: '
+                               r'calibrated 0/2 .*, none 2/2 ')
 
     def test_acted_that_is_no_regular_expression_is_named(self):
         err = io.StringIO()

@@ -2432,3 +2432,19 @@ class TestShareScale(testtools.TestCase):
 
     def test_resets_when_the_floors_fit(self):
         self.assertEqual(1.0, self.scale(0.95, 0.1, overbooking=''))
+
+
+class TestDescribe(testtools.TestCase):
+
+    def test_the_policy_describes_its_domain_state_in_a_line(self):
+        state = guarantee.DomainState(
+            baseline_latency_s=0.0125, learned_iops=88.44,
+            share_scale=0.97, lowest_latency_s=0.011, proven_iops=79.61,
+            latency_s=0.0512, completed_iops=84.46, found_full=True)
+        policy = guarantee.GuaranteePolicy()
+        self.assertEqual(
+            'capacity 88.4 IOPS (proven 79.6), baseline 12.5 ms, '
+            'lowest 11.0 ms, read 51.2 ms at 84.5 IOPS, share scale '
+            '0.970, found full (nothing to cut on floors that fit)',
+            policy.describe(state))
+        self.assertEqual('', policy.describe(None))
