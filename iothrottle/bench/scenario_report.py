@@ -1524,7 +1524,8 @@ def capacity_shares(intervals, doc, policy='guarantee'):
     ``none`` completed over its own scored overbooked intervals
     (:func:`completed`) and against those ``policy`` completed.  The
     least share against the calibration is the run's own
-    (``overbooked_share_min``)."""
+    (``overbooked_share_min``) but for each interval's length, taken
+    as the plan's (the trace does not give the measured one)."""
     done = completed(intervals, doc)
     scored = collections.defaultdict(list)
     for iv, plan in _scored(intervals, doc):
