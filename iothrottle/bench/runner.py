@@ -37,6 +37,17 @@ STORE_MAX_BYTES_SEC = 10e9
 # enough to keep nbdkit's single queue always busy.
 CALIBRATION_PROCS = 8
 
+
+def calibration_procs(guests):
+    """Writers per guest when ``guests`` share the calibration load:
+    ``CALIBRATION_PROCS`` in all, the first guests one more where they
+    do not divide, and one each when there are more guests (pure)."""
+    if guests < 1:
+        raise ValueError('calibration needs a guest, got %r' % guests)
+    each, rest = divmod(max(CALIBRATION_PROCS, guests), guests)
+    return [each + (k < rest) for k in range(guests)]
+
+
 # An idle store: total below this many IOPS ends the drain between runs.
 IDLE_IOPS = 1.0
 
@@ -174,19 +185,28 @@ class Seed000Run:
         return {vm.name: vm.guarantee_kb_s / self.plan.block_kb
                 for vm in self.plan.vms}
 
-    def calibrate(self, tb, conn):
-        """The store's IOPS with the burster alone at full parallelism
-        (``seed000.sustained_iops``)."""
+    def calibrate(self, tb, conn, guests=None):
+        """The store's IOPS at full parallelism (``seed000.
+        sustained_iops``): ``CALIBRATION_PROCS`` writers of the plan's
+        requests in its first guest, or spread over ``guests`` (``(VM
+        name, request KB)`` pairs, at least one writer each:
+        ``calibration_procs``)."""
+        guests = list(guests or [(self.plan.vms[0].name,
+                                  self.plan.block_kb)])
         probe = self.agent(conn, 'none', model.Capacity(1.0, 1.0))
         probe.step()
-        tb.start_load(self.plan.vms[0].name, testbed.Load(
-            procs=CALIBRATION_PROCS, block_kb=self.plan.block_kb,
-            rw='randwrite'))
+        started = []
         try:
+            for (name, block_kb), procs in zip(
+                    guests, calibration_procs(len(guests))):
+                tb.start_load(name, testbed.Load(
+                    procs=procs, block_kb=block_kb, rw='randwrite'))
+                started.append(name)
             ticks = [sum(s.iops for s in report.samples) for report in
                      self._ticks(probe, 1 + seed000.CALIBRATION_TICKS)]
         finally:
-            tb.stop_load(self.plan.vms[0].name)
+            for name in started:
+                tb.stop_load(name)
         self._drain(probe)
         return model.Capacity(max_iops=seed000.sustained_iops(ticks),
                               max_bytes_sec=STORE_MAX_BYTES_SEC)

@@ -57,11 +57,12 @@ doc/scenario-runs/:
   decides once an interval loses where a guest stops (the checks
   within an interval, ``iothrottle.controller.idle``, are its answer).
 - ``capacity_shares`` (with the traces): each overbooked plan's least
-  share scored against three capacities, the calibration the bench
-  scores by, what the store completed under ``none`` over the same
-  intervals and what it completed under the policy: how much of a
-  missed share is a capacity the store did not have while the plan
-  ran, whoever controlled it.
+  share scored against four capacities, the run's first calibration
+  (one guest), the plan's own (its guests all writing, what the bench
+  scores by since 2026-12-03; runs before it have none), what the
+  store completed under ``none`` over the same intervals and what it
+  completed under the policy: how much of a missed share is a capacity
+  the store did not have while the plan ran, whoever controlled it.
 
 Pure: text and documents in, rows and text out; the plans are drawn
 again from each run's seed (``scenarios.draw_plan``) to know which
@@ -260,6 +261,22 @@ def plan_of(doc, index):
     plan = scenarios.draw_plan(doc['seed'], index,
                                short=doc.get('short', False))
     return scenarios.stretched(plan, doc.get('stretch', 1))
+
+
+def plan_capacity_iops(doc, index):
+    """Plan ``index``'s own calibration in ``doc`` (requests/s), None in
+    a run from before 2026-12-03, which calibrated once."""
+    for p in doc['plans']:
+        if p['index'] == index:
+            return p.get('capacity_iops')
+    return None
+
+
+def scored_capacity_iops(doc, index):
+    """The requests/s the run shared plan ``index``'s needs out of: the
+    plan's own calibration, or the run's first where it has none."""
+    own = plan_capacity_iops(doc, index)
+    return doc['capacity_iops'] if own is None else own
 
 
 def _with_plans(intervals, doc, indexes=None):
@@ -1385,21 +1402,24 @@ def cap_passes_table(passes):
 def completed(intervals, doc):
     """``{(plan, policy): mean requests/s}`` the store completed over
     the scored overbooked intervals of each plan and policy traced: set
-    against the capacity the bench scores shares by (its calibration,
-    ``doc['capacity_iops']``), what the store delivers under the plan's
-    own mix."""
+    against the capacity the bench scores shares by (the plan's
+    calibration, :func:`scored_capacity_iops`), what the store delivers
+    under the plan's own mix."""
     sums = collections.defaultdict(list)
     for iv, plan in _scored(intervals, doc):
         sums[(iv.plan, iv.policy)].append(_requests_s(iv, plan))
     return {key: sum(v) / len(v) for key, v in sorted(sums.items())}
 
 
-def completed_table(done, capacity_iops):
-    lines = ['requests/s completed, scored overbooked intervals '
-             '(calibrated %.1f):' % capacity_iops]
+def completed_table(done, doc):
+    """:func:`completed`'s rows, each against the capacity its plan was
+    scored by (:func:`scored_capacity_iops`)."""
+    lines = ['requests/s completed, scored overbooked intervals, of the '
+             'calibrated capacity:']
     for (plan, policy), iops in done.items():
-        lines.append('%4d %-12s %6.1f  %5.1f %%' % (
-            plan, policy, iops, iops / capacity_iops * 100))
+        capacity_iops = scored_capacity_iops(doc, plan)
+        lines.append('%4d %-12s %6.1f  %5.1f %% of %.1f' % (
+            plan, policy, iops, iops / capacity_iops * 100, capacity_iops))
     return '\n'.join(lines)
 
 
@@ -1465,10 +1485,10 @@ def totals_table(totals, target=scenarios.TARGET_TOTAL_VS_NONE):
 def decomposed_text(intervals, doc, policy='guarantee'):
     """Every table ``--decompose`` prints for one run: :func:`decompose`,
     :func:`completed`, :func:`missed_needs` and :func:`interval_totals`
-    (the run's calibrated capacity from ``doc``)."""
+    (the plans' calibrated capacities from ``doc``)."""
     return '%s\n\n%s\n\n%s\n\n%s\n' % (
         decompose_table(*decompose(intervals, doc, policy)),
-        completed_table(completed(intervals, doc), doc['capacity_iops']),
+        completed_table(completed(intervals, doc), doc),
         missed_table(missed_needs(intervals, doc, policy)),
         totals_table(interval_totals(intervals, doc, policy)))
 
@@ -1498,13 +1518,15 @@ def _under_lines(under, what):
 
 # -- shares against what the store did -------------------------------------
 #
-# The bench shares the floors out of the capacity it calibrated before
-# the plans, with one guest and eight writers.  A plan runs three to
-# eight TCG guests on the host's two cores, and the store then
-# completes less, with or without control: these score the same
-# intervals against what it did.
+# The bench shared the floors out of the capacity it calibrated before
+# the plans, with one guest and eight writers, until 2026-12-03.  A plan
+# runs three to eight TCG guests on the host's two cores, and the store
+# then completes less, with or without control: these score the same
+# intervals against that first calibration, the plan's own (every
+# guest of the plan writing, the bench's since), and what the store
+# did under ``none`` and under the policy.
 
-CAPACITY_BASES = ('calibrated', 'none', 'own')
+CAPACITY_BASES = ('calibrated', 'plan', 'none', 'own')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1520,12 +1542,14 @@ class CapacityShares:
 def capacity_shares(intervals, doc, policy='guarantee'):
     """:class:`CapacityShares` of each overbooked plan ``policy`` ran:
     its scored overbooked intervals' needs (``scenarios.needs_kb_s``)
-    again against ``doc['capacity_iops']``, against the requests/s
+    again against ``doc['capacity_iops']``, against the plan's own
+    calibration (:func:`plan_capacity_iops`), against the requests/s
     ``none`` completed over its own scored overbooked intervals
     (:func:`completed`) and against those ``policy`` completed.  The
-    least share against the calibration is the run's own
-    (``overbooked_share_min``) but for each interval's length, taken
-    as the plan's (the trace does not give the measured one)."""
+    least share against the capacity the run scored the plan by is the
+    run's own (``overbooked_share_min``) but for each interval's
+    length, taken as the plan's (the trace does not give the measured
+    one)."""
     done = completed(intervals, doc)
     scored = collections.defaultdict(list)
     for iv, plan in _scored(intervals, doc):
@@ -1534,6 +1558,7 @@ def capacity_shares(intervals, doc, policy='guarantee'):
     out = []
     for index, rows in sorted(scored.items()):
         capacities = {'calibrated': doc['capacity_iops'],
+                      'plan': plan_capacity_iops(doc, index),
                       'none': done.get((index, 'none')),
                       'own': done.get((index, policy))}
         out.append(CapacityShares(index, capacities, {
@@ -1566,8 +1591,8 @@ def capacity_shares_table(rows):
     basis."""
     lines = ['least share of an overbooked plan, by the capacity shared '
              '(requests/s):',
-             '%4s %16s %16s %16s' % ('plan', 'calibrated', "none's",
-                                     'its own')]
+             '%4s %16s %16s %16s %16s' % ('plan', 'calibrated', "plan's",
+                                          "none's", 'its own')]
     for r in rows:
         lines.append('%4d' % r.plan + ''.join(
             ' %16s' % _share_cell(r.least_share[b], r.capacity_iops[b])

@@ -627,14 +627,16 @@ def aggregate(plans, runs):
     return out
 
 
-def plans_document(plans, runs):
-    """The JSON of each plan with its {policy: summary} of ``runs`` and
-    the targets each policy met."""
+def plans_document(plans, runs, capacities_iops):
+    """The JSON of each plan with its {policy: summary} of ``runs``, the
+    targets each policy met and the capacity (requests/s) its needs
+    were shared out of, one of ``capacities_iops`` a plan."""
     return [{'index': p.index, 'describe': p.describe(),
              'overbooked': p.overbooked, 'idle_phase': p.has_idle_phase,
-             'capacity_factor': p.capacity_factor, 'results': r,
+             'capacity_factor': p.capacity_factor, 'capacity_iops': c,
+             'results': r,
              'targets': {pol: targets(p, r, pol) for pol in r}}
-            for p, r in zip(plans, runs)]
+            for p, r, c in zip(plans, runs, capacities_iops)]
 
 
 def _distribution(values):

@@ -345,11 +345,13 @@ def parse_args(argv):
                         'plans that fit with a guest stopping')
     r.add_argument('--capacities', action='store_true',
                    help='also read each run\'s trace and score each '
-                        'overbooked plan\'s least share against three '
-                        'capacities: the calibration the bench scores '
-                        'by, what the store completed under none over '
-                        'the same intervals, and what it completed under '
-                        'the policy; per run and over all runs given')
+                        'overbooked plan\'s least share against four '
+                        'capacities: the run\'s first calibration (one '
+                        'guest), the plan\'s own (its guests all writing, '
+                        'what the bench scores by), what the store '
+                        'completed under none over the same intervals, '
+                        'and what it completed under the policy; per run '
+                        'and over all runs given')
     args = parser.parse_args(argv)
     arms = (peers.POLICIES if args.bench == 'peers'
             else getattr(args, 'policy', None) or ())
@@ -496,7 +498,7 @@ def run_scenarios(args, out):
         out.write(scenarios.plan_row(plan, results) + '\n')
         out.flush()
     # (capacity IOPS at the start, at the end, [({policy: summary},
-    # series)])
+    # series)], [each plan's capacity IOPS])
     repeats = []
     with _tracer(args.trace, run) as tracer:
         for k in range(1, args.repeat + 1):
@@ -506,11 +508,12 @@ def run_scenarios(args, out):
                     tracer.out.write('repeat %d\n' % k)
             runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
             repeats.append((run.capacity.max_iops,
-                            run.capacity_end.max_iops, runs))
+                            run.capacity_end.max_iops, runs,
+                            [c.max_iops for c in run.plan_capacities]))
     # Per repeat, one {policy: summary} per plan; the tables are the
     # first repeat's.
-    results = [[r for r, _ in k_runs] for _, _, k_runs in repeats]
-    capacity_iops, capacity_iops_end, runs = repeats[0]
+    results = [[r for r, _ in k_runs] for _, _, k_runs, _ in repeats]
+    capacity_iops, capacity_iops_end, runs, plan_iops = repeats[0]
     summary = scenarios.aggregate(plans, results[0])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
@@ -521,19 +524,19 @@ def run_scenarios(args, out):
         'capacity_iops_end': capacity_iops_end,
         'config_files': args.config_file, 'settings': args.settings,
         'summary': summary,
-        'plans': scenarios.plans_document(plans, results[0])}
+        'plans': scenarios.plans_document(plans, results[0], plan_iops)}
     if args.repeat > 1:
         rows = scenarios.spread(plans, results)
         out.write('\nper plan, each repeat (%s):\n%s\n' % (
             ', '.join('store %.1f-%.1f IOPS' % (c, e)
-                      for c, e, _ in repeats),
+                      for c, e, _, _ in repeats),
             scenarios.spread_table(rows)))
         document['spread'] = rows
         document['repeats'] = [
             {'capacity_iops': c, 'capacity_iops_end': e,
              'summary': scenarios.aggregate(plans, r),
-             'plans': scenarios.plans_document(plans, r)}
-            for (c, e, _), r in zip(repeats, results)]
+             'plans': scenarios.plans_document(plans, r, p)}
+            for (c, e, _, p), r in zip(repeats, results)]
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)
@@ -575,8 +578,9 @@ def run_peers(args, out):
                 'capacity_iops': sc.capacity.max_iops,
                 'capacity_iops_end': sc.capacity_end.max_iops,
                 'summary': scenarios.aggregate(plans, scenario_results),
-                'plans': scenarios.plans_document(plans,
-                                                  scenario_results)}}
+                'plans': scenarios.plans_document(
+                    plans, scenario_results,
+                    [c.max_iops for c in sc.plan_capacities])}}
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)
     return 0

@@ -22,8 +22,8 @@ class TestRepeatedScenarios(testtools.TestCase):
                                              for t in range(2, 23, 2)], 100)
         bad = scenarios.summarize(ts.PLAN, [ts.interval(t, b=2000, p=500)
                                             for t in range(2, 23, 2)], 100)
-        canned = [(90.0, 88.0, {'none': bad, 'guarantee': good}),
-                  (95.0, 96.0, {'none': good, 'guarantee': bad})]
+        canned = [(90.0, 88.0, 89.0, {'none': bad, 'guarantee': good}),
+                  (95.0, 96.0, 94.0, {'none': good, 'guarantee': bad})]
 
         class Replay:
             def __init__(self, plans, out, **kw):
@@ -32,10 +32,13 @@ class TestRepeatedScenarios(testtools.TestCase):
                 self.capacity = self.capacity_end = None
 
             def run(self, policies, on_plan=None, on_interval=None):
-                iops, end_iops, results = canned.pop(0)
+                iops, end_iops, plan_iops, results = canned.pop(0)
                 self.capacity = types.SimpleNamespace(max_iops=iops)
                 self.capacity_end = types.SimpleNamespace(
                     max_iops=end_iops)
+                self.plan_capacities = [
+                    types.SimpleNamespace(max_iops=plan_iops)
+                    for _ in self.plans]
                 return [(results, {}) for _ in self.plans]
 
         self.useFixture(fixtures.MonkeyPatch(
@@ -55,6 +58,12 @@ class TestRepeatedScenarios(testtools.TestCase):
         self.assertEqual(88.0, document['capacity_iops_end'])
         self.assertEqual([(90.0, 88.0), (95.0, 96.0)],
                          [(r['capacity_iops'], r['capacity_iops_end'])
+                          for r in document['repeats']])
+        # Each plan records the capacity its needs were shared out of.
+        self.assertEqual([89.0], [p['capacity_iops']
+                                  for p in document['plans']])
+        self.assertEqual([[89.0], [94.0]],
+                         [[p['capacity_iops'] for p in r['plans']]
                           for r in document['repeats']])
         g = document['spread'][0]['policies']['guarantee']
         self.assertEqual([1.0, 0.0], g['worst_satisfied'])

@@ -74,3 +74,19 @@ class TestTicksWithChecks(testtools.TestCase):
     def test_the_schedule_puts_the_checks_between_the_ticks(self):
         marks = [is_tick for _, is_tick in runner.schedule(0.02, 2, 0.005)]
         self.assertEqual(([False] * 3 + [True]) * 2, marks)
+
+
+class TestCalibrationProcs(testtools.TestCase):
+
+    def test_the_writers_spread_over_the_guests(self):
+        self.assertEqual([8], runner.calibration_procs(1))
+        self.assertEqual([3, 3, 2], runner.calibration_procs(3))
+        self.assertEqual([1] * 8, runner.calibration_procs(8))
+        # More guests than writers: one each, so every guest runs.
+        self.assertEqual([1] * 10, runner.calibration_procs(10))
+        self.assertEqual(runner.CALIBRATION_PROCS,
+                         sum(runner.calibration_procs(5)))
+
+    def test_no_guest_is_refused(self):
+        self.assertRaisesRegex(ValueError, 'needs a guest',
+                               runner.calibration_procs, 0)

@@ -484,8 +484,15 @@ class TestCompleted(testtools.TestCase):
         self.assertEqual({(7, 'guarantee'), (7, 'none')}, set(done))
         self.assertAlmostEqual(5 + 15 + 9.5, done[(7, 'guarantee')])
         self.assertAlmostEqual(5 + 7.5 + 900 / 64, done[(7, 'none')])
-        text = report.completed_table(done, 59.0)
-        self.assertIn('guarantee      29.5   50.0 %', text)
+        # A run from before the plans had calibrations of their own.
+        text = report.completed_table(
+            done, dict(_doc(19, {7: {}}), capacity_iops=59.0))
+        self.assertIn('guarantee      29.5   50.0 % of 59.0', text)
+        # Since, each plan is set against its own.
+        doc = dict(_doc(19, {7: {}}), capacity_iops=59.0)
+        doc['plans'][0]['capacity_iops'] = 29.5
+        text = report.completed_table(done, doc)
+        self.assertIn('guarantee      29.5  100.0 % of 29.5', text)
 
 
 # Seed 19's plan 7 at 18 s against 95 requests/s: shares of 2617.8,
@@ -523,9 +530,23 @@ class TestCapacityShares(testtools.TestCase):
         self.assertGreater(r.least_share['own'],
                            r.least_share['calibrated'])
         self.assertGreater(r.least_share['none'], r.least_share['own'])
+        self.assertIsNone(r.capacity_iops['plan'])   # run of before
+        self.assertIsNone(r.least_share['plan'])
         text = report.capacity_shares_table(rows)
-        self.assertRegex(text, r'\n   7 +89\.9 % \( 95\.0\) ')
-        self.assertIn('calibrated 0/1 (mean 89.9 %)', text)
+        self.assertRegex(text, r'\n   7 +89\.9 % \( 95\.0\) +- ')
+        self.assertIn('calibrated 0/1 (mean 89.9 %), plan 0/0', text)
+
+    def test_a_plan_calibrated_on_its_own_is_scored_by_it(self):
+        doc = dict(_doc(19, {7: {}}), capacity_iops=95.0)
+        doc['plans'][0]['capacity_iops'] = 93.0
+        r, = report.capacity_shares(
+            report.parse_trace(io.StringIO(SHARED_TRACE)), doc)
+        self.assertEqual(93.0, r.capacity_iops['plan'])
+        # Two requests/s less to share: g4's share shrinks, its least
+        # share grows.
+        self.assertGreater(r.least_share['plan'],
+                           r.least_share['calibrated'])
+        self.assertIn('plan 0/1', report.capacity_shares_table([r]))
 
 
 class TestCompare(testtools.TestCase):
