@@ -1614,10 +1614,13 @@ def capacity_shares_summary(rows):
     for basis in CAPACITY_BASES:
         least = [r.least_share[basis] for r in rows
                  if r.least_share[basis] is not None]
+        if not least:
+            cells.append('%s -' % basis)
+            continue
         cells.append('%s %d/%d (mean %.1f %%)' % (
             basis, sum(x >= scenarios.TARGET_OVERBOOKED_SHARE
                        for x in least), len(least),
-            statistics.mean(least) * 100 if least else 0.0))
+            statistics.mean(least) * 100))
     return 'every share at %.0f %%: %s' % (
         scenarios.TARGET_OVERBOOKED_SHARE * 100, ', '.join(cells))
 

@@ -40,9 +40,11 @@ Metrics (per run of one policy on one plan), in the counted intervals
 its measured end, see ``after_event``):
 
 * each guest's *need* in an interval: ``min(demand, guarantee)`` while it
-  runs; when the floors in demand exceed what the store's measured
-  capacity leaves once the running floorless guests have their minimum
-  caps (the interval is *overbooked*), that rest is shared in proportion
+  runs; when the floors in demand exceed what the store's capacity
+  (measured before the plan with its guests all writing,
+  ``scenario_runner.ScenarioRun.calibrate_plan``) leaves once the
+  running floorless guests have their minimum caps (the interval is
+  *overbooked*), that rest is shared in proportion
   to the floors, as mClock shares reservations
   (``iothrottle.controller.shares``: a guest needing less than its share
   gets its need, one whose share is under the minimum cap keeps the

@@ -59,7 +59,11 @@ class TestScenarios(testtools.TestCase):
         self.assertIn('store capacity at the end', output)
         plans = document['plans']
         self.assertEqual(3, len(plans))
+        # Each plan is scored against the store measured with its own
+        # guests writing, printed before its policies run.
+        self.assertEqual(3, output.count('store capacity with the plan'))
         for plan in plans:
+            self.assertGreater(plan['capacity_iops'], 0)
             self.assertEqual(set(POLICIES), set(plan['results']))
             for policy in POLICIES:
                 self.assertGreater(

@@ -534,7 +534,7 @@ class TestCapacityShares(testtools.TestCase):
         self.assertIsNone(r.least_share['plan'])
         text = report.capacity_shares_table(rows)
         self.assertRegex(text, r'\n   7 +89\.9 % \( 95\.0\) +- ')
-        self.assertIn('calibrated 0/1 (mean 89.9 %), plan 0/0', text)
+        self.assertIn('calibrated 0/1 (mean 89.9 %), plan -, none', text)
 
     def test_a_plan_calibrated_on_its_own_is_scored_by_it(self):
         doc = dict(_doc(19, {7: {}}), capacity_iops=95.0)
