@@ -186,11 +186,11 @@ class Seed000Run:
                 for vm in self.plan.vms}
 
     def calibrate(self, tb, conn, guests=None):
-        """The store's IOPS at full parallelism (``seed000.
-        sustained_iops``): ``CALIBRATION_PROCS`` writers of the plan's
-        requests in its first guest, or spread over ``guests`` (``(VM
-        name, request KB)`` pairs, at least one writer each:
-        ``calibration_procs``)."""
+        """The store's IOPS at full parallelism
+        (``seed000.sustained_iops``): ``CALIBRATION_PROCS`` writers of
+        the plan's requests in its first guest, or spread over
+        ``guests`` (``(VM name, request KB)`` pairs, at least one writer
+        each: ``calibration_procs``)."""
         guests = list(guests or [(self.plan.vms[0].name,
                                   self.plan.block_kb)])
         probe = self.agent(conn, 'none', model.Capacity(1.0, 1.0))

@@ -88,11 +88,16 @@ class ScenarioRun(runner.Seed000Run):
         self.mode = mode
         # The store measured again after the last plan (run).
         self.capacity_end = None
-        # The store measured with the running plan's guests all writing
-        # (calibrate_plan): what its needs are shared out of.
-        self.plan_capacity = None
+        # The store measured with each plan's guests all writing
+        # (calibrate_plan), one a plan run so far: what its needs are
+        # shared out of.
         self.plan_capacities = []
         self._pending = []
+
+    @property
+    def plan_capacity(self):
+        """The running plan's calibration (``calibrate_plan``)."""
+        return self.plan_capacities[-1]
 
     def guests(self):
         largest = max(self.plans, key=lambda p: len(p.vms))
@@ -127,8 +132,8 @@ class ScenarioRun(runner.Seed000Run):
                 for plan in self.plans:
                     self.plan = plan
                     self.out.write('== %s\n' % plan.describe())
-                    self.plan_capacity = self.calibrate_plan(tb, conn)
-                    self.plan_capacities.append(self.plan_capacity)
+                    self.plan_capacities.append(
+                        self.calibrate_plan(tb, conn))
                     results, series = {}, {}
                     for name in policies:
                         intervals = self.run_policy(tb, conn, name,
