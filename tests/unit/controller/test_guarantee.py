@@ -167,6 +167,30 @@ class TestTighten(testtools.TestCase):
         self.assertIn('and by 0.000 for what a changed cap lets through',
                       d.reason)
 
+    def test_a_cut_to_the_lowest_cut_that_frees_nothing_keeps_the_cap(
+            self):
+        # Two donors with floors of 40 (lowest cut 42) and v short by
+        # more than both have over it.  g runs at its cap of 43 on a 5 s
+        # interval: cut to 42 it would pass 42 x 1.02 + 0.2 = 43.04,
+        # more than the 43 its cap passes kept.  Its cap is kept; from a
+        # cap of 44 the same cut frees 0.96 and is set.
+        def decided(cap_iops):
+            g = disk('g', cap_iops, 0.1, min_iops=40,
+                     cap=model.Cap(iops=cap_iops, bytes_sec=cap_iops * KB64))
+            return by_name(decide(
+                [g, disk('f', 45, 0.1, min_iops=40),
+                 disk('v', 5, 0.2, min_iops=10)],
+                state=guarantee.DomainState(0.010)))
+        kept = decided(43)
+        self.assertEqual(43, kept['g'].cap.iops)
+        self.assertIn('cut by 0.010 to its lowest cut, it would let '
+                      'through more than its cap', kept['g'].reason)
+        self.assertAlmostEqual(42.0, kept['f'].cap.iops, places=6)
+        cut = decided(44)
+        self.assertAlmostEqual(42.0, cut['g'].cap.iops, places=6)
+        self.assertIn('for what a changed cap lets through',
+                      cut['g'].reason)
+
     def test_defends_a_floor_before_noise_breaks_it(self):
         # vm2 gets 103 % of its floor and wants more on a saturated
         # store: inside defend_fraction (5 %), so vm1 is cut now, not
