@@ -2721,6 +2721,12 @@ class GuaranteePolicy(policy.Policy):
                  depths, overbooked=False, early=False):
         t = self.tunables
         growing = [r for r in rows if r.disk.cap is not None and r.wants_more]
+        # On an overbooked domain a floorless disk's share is the
+        # minimum cap: what its cap grows by, the floors lack.
+        kept = [r for r in growing
+                if overbooked and r.disk.guarantee.is_empty]
+        growing = [r for r in growing
+                   if not (overbooked and r.disk.guarantee.is_empty)]
         weights = [r.disk.guarantee.weight for r in growing]
         # Below the border only: both readings of the latency margins.
         limits = () if saturation else self._latency_limits(rows, marked,
@@ -2757,6 +2763,9 @@ class GuaranteePolicy(policy.Policy):
             steps = _within(steps, weights, budget)
         elif saturation:
             steps, why = _up_to_shares(growing, steps, why)
+        decisions += [self._renew(r, 'held: overbooked: a floorless cap '
+                                  'grows once the floors in demand fit')
+                      for r in kept]
         for r, step in zip(growing, steps):
             share = r.cap_load + step
             if share >= t.border_fraction:

@@ -1056,6 +1056,34 @@ class TestHoldAndRelease(testtools.TestCase):
         self.assertAlmostEqual(32.4, by_name(out)['vm1'].cap.iops,
                                places=6)
 
+    def test_on_an_overbooked_domain_a_floorless_cap_does_not_grow(self):
+        # Floors of 60 and 60 IOPS in demand, capped at 38 of their
+        # shares of 40 (the border of 90 less the floorless vm3's
+        # minimum cap of 10), vm3 at that minimum: 86 IOPS, under the
+        # border.  Released by 10 % a cap, water-filled into the room
+        # of 4, vm3 grew to 11 beside vm1 and vm2 at their shares (no
+        # cap goes under its share): 91 of caps on the border of 90,
+        # vm3's extra request a second taken from the floors (scenario
+        # plan 5 of seed 173: two floorless caps grew by 10 % each on a
+        # capacity learned 12 % high, and a guest capped at its share
+        # fell from 94 to 88 % of it).  The room goes to the floors;
+        # vm3 keeps the minimum.
+        def capped(name, iops, floor=0.0):
+            return disk(name, iops, 0.02, min_iops=floor,
+                        cap=model.Cap(iops, iops * KB64))
+        out = decide([capped('vm1', 38, 60), capped('vm2', 38, 60),
+                      capped('vm3', 10)], state=CALM)
+        d = by_name(out)
+        self.assertAlmostEqual(10.0, d['vm3'].cap.iops, places=6)
+        self.assertIn('a floorless cap grows once the floors in demand '
+                      'fit', d['vm3'].reason)
+        for name in ('vm1', 'vm2'):
+            self.assertAlmostEqual(40.0, d[name].cap.iops, places=3)
+        # Where the floors fit (60 and 10), the floorless cap grows.
+        out = decide([capped('vm1', 38, 60), capped('vm2', 38, 10),
+                      capped('vm3', 10)], state=CALM)
+        self.assertGreater(by_name(out)['vm3'].cap.iops, 10.0)
+
     def test_no_surplus_on_a_saturated_domain_holds_the_cap(self):
         # vm2 at the top of its guard band (36 of a 30 IOPS floor); or
         # paced at 98 % of its floor, at its demand (0.39 in flight):
