@@ -99,6 +99,11 @@ class ScenarioRun(runner.Seed000Run):
         """The running plan's calibration (``calibrate_plan``)."""
         return self.plan_capacities[-1]
 
+    @property
+    def plan_iops(self):
+        """Each plan run so far, its calibrated store in requests/s."""
+        return [c.max_iops for c in self.plan_capacities]
+
     def guests(self):
         largest = max(self.plans, key=lambda p: len(p.vms))
         return [testbed.GuestSpec(name=vm.name, flavor=vm.flavor,

@@ -50,6 +50,7 @@ no services (``--profile``: where the time goes; see
 """
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -72,6 +73,12 @@ SCENARIO_POLICIES = ('none', 'paper', 'guarantee', 'static')
 # on the block-layer testbed only).
 ARMS = SCENARIO_POLICIES + peers.PEERS
 FAULT_NAMES = tuple(fault.name for fault in faults.FAULTS)
+
+# One ``--repeat`` of the scenario bench: the store measured at its start
+# and end (requests/s), its runs (one ({policy: summary}, {policy:
+# [Interval]}) per plan), each plan's calibrated store (requests/s).
+_Repeat = collections.namedtuple(
+    '_Repeat', 'capacity_iops capacity_iops_end runs plan_iops')
 # Plans one scenarios run may draw: 50 full plans are ~1.5 h already.
 MAX_SCENARIO_COUNT = 50
 # How much longer --stretch may make a plan: 5 x 22 s is ~2 minutes a
@@ -497,8 +504,6 @@ def run_scenarios(args, out):
     def on_plan(plan, results):
         out.write(scenarios.plan_row(plan, results) + '\n')
         out.flush()
-    # (capacity IOPS at the start, at the end, [({policy: summary},
-    # series)], [each plan's capacity IOPS])
     repeats = []
     with _tracer(args.trace, run) as tracer:
         for k in range(1, args.repeat + 1):
@@ -507,41 +512,44 @@ def run_scenarios(args, out):
                 if tracer is not None:
                     tracer.out.write('repeat %d\n' % k)
             runs = run.run(policies, on_plan=on_plan, on_interval=tracer)
-            repeats.append((run.capacity.max_iops,
-                            run.capacity_end.max_iops, runs,
-                            [c.max_iops for c in run.plan_capacities]))
+            repeats.append(_Repeat(run.capacity.max_iops,
+                                   run.capacity_end.max_iops, runs,
+                                   run.plan_iops))
     # Per repeat, one {policy: summary} per plan; the tables are the
     # first repeat's.
-    results = [[r for r, _ in k_runs] for _, _, k_runs, _ in repeats]
-    capacity_iops, capacity_iops_end, runs, plan_iops = repeats[0]
+    results = [[r for r, _ in rep.runs] for rep in repeats]
+    first = repeats[0]
     summary = scenarios.aggregate(plans, results[0])
     out.write('\n' + scenarios.table(summary) + '\n')
     document = {
         'seed': args.seed, 'count': args.count, 'short': args.short,
         'stretch': args.stretch, 'block_layer': args.block_layer,
         'mode': args.mode, 'repeat': args.repeat,
-        'capacity_iops': capacity_iops,
-        'capacity_iops_end': capacity_iops_end,
+        'capacity_iops': first.capacity_iops,
+        'capacity_iops_end': first.capacity_iops_end,
         'config_files': args.config_file, 'settings': args.settings,
         'summary': summary,
-        'plans': scenarios.plans_document(plans, results[0], plan_iops)}
+        'plans': scenarios.plans_document(plans, results[0],
+                                          first.plan_iops)}
     if args.repeat > 1:
         rows = scenarios.spread(plans, results)
         out.write('\nper plan, each repeat (%s):\n%s\n' % (
-            ', '.join('store %.1f-%.1f IOPS' % (c, e)
-                      for c, e, _, _ in repeats),
+            ', '.join('store %.1f-%.1f IOPS' % (rep.capacity_iops,
+                                                rep.capacity_iops_end)
+                      for rep in repeats),
             scenarios.spread_table(rows)))
         document['spread'] = rows
         document['repeats'] = [
-            {'capacity_iops': c, 'capacity_iops_end': e,
+            {'capacity_iops': rep.capacity_iops,
+             'capacity_iops_end': rep.capacity_iops_end,
              'summary': scenarios.aggregate(plans, r),
-             'plans': scenarios.plans_document(plans, r, p)}
-            for (c, e, _, p), r in zip(repeats, results)]
+             'plans': scenarios.plans_document(plans, r, rep.plan_iops)}
+            for rep, r in zip(repeats, results)]
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)
     if args.png:
-        scenario_runner.figure(args.png, plans, runs, policies)
+        scenario_runner.figure(args.png, plans, first.runs, policies)
     return 0
 
 
@@ -579,8 +587,7 @@ def run_peers(args, out):
                 'capacity_iops_end': sc.capacity_end.max_iops,
                 'summary': scenarios.aggregate(plans, scenario_results),
                 'plans': scenarios.plans_document(
-                    plans, scenario_results,
-                    [c.max_iops for c in sc.plan_capacities])}}
+                    plans, scenario_results, sc.plan_iops)}}
         with open(args.json, 'w') as f:
             json.dump(document, f, indent=2)
     return 0

@@ -26,6 +26,8 @@ class TestRepeatedScenarios(testtools.TestCase):
                   (95.0, 96.0, 94.0, {'none': good, 'guarantee': bad})]
 
         class Replay:
+            plan_iops = scenario_runner.ScenarioRun.plan_iops
+
             def __init__(self, plans, out, **kw):
                 self.plans = plans
                 self.config_files = kw['config_files']
