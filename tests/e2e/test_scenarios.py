@@ -3,7 +3,10 @@
 Runs ``iothrottle-bench scenarios --count 3 --seed 6 --short`` (one
 testbed of QEMU guests on one nbdkit store; plans with 1-3 bursters, an
 overbooked one, idle phases, a capacity told wrong by x0.8-x1.5) under
-``none``, ``paper``, ``guarantee`` and ``static``.  It asserts that the
+``none``, ``guarantee`` and ``static`` (``paper`` runs end to end in
+``test_seed000``, against its own bar; here it would only add a fourth
+of the runtime to a check that every policy's run is scored, which the
+bench does the same way for each).  It asserts that the
 bench works end to end on the real testbed: it completes, scores every
 plan under every policy, and writes its JSON and PNG.  The short draws
 do not put a floor under reliable contention (the same seed broke a
@@ -27,7 +30,7 @@ import tempfile
 
 import testtools
 
-POLICIES = ('none', 'paper', 'guarantee', 'static')
+POLICIES = ('none', 'guarantee', 'static')
 
 
 class TestScenarios(testtools.TestCase):
@@ -51,7 +54,9 @@ class TestScenarios(testtools.TestCase):
     def test_three_short_plans(self):
         out_dir = tempfile.mkdtemp(prefix='iothrottle-e2e-')
         png = os.path.join(out_dir, 'scenarios.png')
-        output, document = self.scenarios(out_dir, '--png', png)
+        output, document = self.scenarios(
+            out_dir, '--png', png,
+            *['--policy=%s' % policy for policy in POLICIES])
         self.assertGreater(os.path.getsize(png), 0)
         # The store is measured before the plans and again after them.
         self.assertGreater(document['capacity_iops'], 0)
