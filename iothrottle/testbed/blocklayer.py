@@ -141,6 +141,42 @@ def active_scheduler(text):
     return None
 
 
+# The module file of each scheduler that can be one (block/Makefile).
+SCHEDULER_MODULES = {'mq-deadline': 'mq-deadline.ko',
+                     'kyber': 'kyber-iosched.ko', 'bfq': 'bfq.ko'}
+
+
+def scheduler_offered(name, sys_block='/sys/block', modules_dir=None):
+    """Whether the running kernel has I/O scheduler ``name``: registered
+    (listed in a queue's ``scheduler`` file) or a module it can load on
+    a switch (named in ``modules.dep`` or ``modules.builtin`` under
+    ``/lib/modules/RELEASE``).  A kernel built without it offers it
+    nowhere, and a switch to it fails with EINVAL."""
+    check_scheduler(name)
+    if name == 'none':
+        return True
+    for path in glob.glob(os.path.join(sys_block, '*', 'queue',
+                                       'scheduler')):
+        try:
+            with open(path) as f:
+                if name in f.read().replace('[', ' ').replace(
+                        ']', ' ').split():
+                    return True
+        except OSError:
+            continue
+    if modules_dir is None:
+        modules_dir = os.path.join('/lib/modules', os.uname().release)
+    module = '/' + SCHEDULER_MODULES[name]
+    for index in ('modules.dep', 'modules.builtin'):
+        try:
+            with open(os.path.join(modules_dir, index)) as f:
+                if any(module in line.split(':')[0] for line in f):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def check_scheduler(name):
     if name not in SCHEDULERS:
         raise ValueError('unknown I/O scheduler %r (known: %s)'

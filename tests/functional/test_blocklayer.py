@@ -169,21 +169,46 @@ class TestBlockLayerTestbed(testtools.TestCase):
             tb.stop()
         self._assert_nothing_left(conn)
 
-    def test_the_kernel_peers_reach_the_guests_cgroup(self):
-        # What iothrottle-bench's kernel peers set through libvirt: a BFQ
-        # weight in the guest's blkio cgroup, and blk-throttle limits on
-        # the whole disk that hold the guest's I/O.
+    def test_the_bfq_peer_weights_the_guests_cgroup(self):
+        # What iothrottle-bench's bfq-weight peer sets through libvirt:
+        # a BFQ weight in the guest's blkio cgroup, with the queue under
+        # BFQ as the peer puts it (peers_libvirt.bfq_weighted): libvirt
+        # writes blkio.bfq.weight, which exists once BFQ is loaded.
         if not os.path.isdir('/sys/fs/cgroup/blkio'):
             self.skipTest('no cgroup v1 blkio hierarchy on this host')
+        if not blocklayer.scheduler_offered('bfq'):
+            self.skipTest('this kernel has no BFQ scheduler')
         tb = self._start()
         conn = libvirt.open(tb.uri)
         self.addCleanup(conn.close)
         try:
-            uuid = tb.instance_uuid('vm1')
-            peers_libvirt.set_weight(conn, uuid, 700)
+            tb.blocklayer.set_scheduler('bfq')
+            peers_libvirt.set_weight(conn, tb.instance_uuid('vm1'), 700)
             self.assertEqual('700', _cgroup_file(tb, 'vm1',
                                                  'blkio.bfq.weight'))
+        finally:
+            tb.stop()
+        self._assert_nothing_left(conn)
 
+    def test_the_blk_throttle_peer_holds_the_guest(self):
+        # What iothrottle-bench's blk-throttle peer sets through libvirt:
+        # limits on the whole disk in the guest's blkio cgroup that hold
+        # the guest's I/O.  libvirt (9.0) refuses blkio device limits
+        # where no proportional scheduler's weight files exist ("blkio
+        # device weight is valid only for bfq or cfq scheduler", on a
+        # kernel built without BFQ, 2026-12-04); a switch to BFQ loads
+        # it and leaves them.
+        if not os.path.isdir('/sys/fs/cgroup/blkio'):
+            self.skipTest('no cgroup v1 blkio hierarchy on this host')
+        if not blocklayer.scheduler_offered('bfq'):
+            self.skipTest('this kernel has no BFQ scheduler')
+        tb = self._start()
+        conn = libvirt.open(tb.uri)
+        self.addCleanup(conn.close)
+        try:
+            tb.blocklayer.set_scheduler('bfq')
+            tb.blocklayer.set_scheduler(SCHEDULER)
+            uuid = tb.instance_uuid('vm1')
             node = tb.blocklayer.disk_node
             self.assertEqual((tb.blocklayer.loop, False), _disk_of(node))
             actuator = peers_libvirt.BlkThrottleActuator(conn, node)

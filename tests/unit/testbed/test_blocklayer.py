@@ -7,6 +7,7 @@ import tempfile
 from unittest import mock
 from xml.etree import ElementTree
 
+import fixtures
 import testtools
 
 from iothrottle.testbed import blocklayer
@@ -59,6 +60,28 @@ class TestLayout(testtools.TestCase):
         e = self.assertRaises(ValueError, blocklayer.check_scheduler, 'cfq')
         self.assertEqual("unknown I/O scheduler 'cfq' (known: none, "
                          "mq-deadline, kyber, bfq)", str(e))
+
+    def test_a_scheduler_is_offered_registered_or_as_a_module(self):
+        root = self.useFixture(fixtures.TempDir()).path
+        sys_block = os.path.join(root, 'block')
+        modules = os.path.join(root, 'modules')
+        os.makedirs(os.path.join(sys_block, 'vda', 'queue'))
+        os.makedirs(modules)
+        with open(os.path.join(sys_block, 'vda', 'queue', 'scheduler'),
+                  'w') as f:
+            f.write('none [mq-deadline] kyber\n')
+
+        def offered(name):
+            return blocklayer.scheduler_offered(name, sys_block, modules)
+        # A kernel built without BFQ (Firecracker's, 2026-12-04): the
+        # queues list none, mq-deadline and kyber, and no module index.
+        self.assertEqual([True, True, True, False],
+                         [offered(n) for n in blocklayer.SCHEDULERS])
+        # BFQ as a module not loaded yet: a switch to it loads it.
+        with open(os.path.join(modules, 'modules.dep'), 'w') as f:
+            f.write('kernel/block/bfq.ko:\nkernel/fs/fuse/fuse.ko:\n')
+        self.assertTrue(offered('bfq'))
+        self.assertRaises(ValueError, offered, 'cfq')
 
     def test_testbed_refuses_a_bad_scheduler_and_a_seekdisk_over_nbd(self):
         spec = [core.GuestSpec(name='vm1')]
