@@ -1123,33 +1123,33 @@ and 40 IOPS all in demand: 125 > 90, so each is defended at 90 / 125 =
 72 %, i.e. 39.6, 21.6 and 28.8 IOPS; a floorless burster beside them
 would keep 10 IOPS and shrink the usable load to 80, 64 %.
 
-A floorless disk's cap is held at a release too (step 4, ``_release``):
-its share of an overbooked domain is the minimum cap, so what its cap
-grows by, the floors in demand lack, whatever room the load reads - a
-capacity learned high reads room the store does not have. The room goes
-to the floors' caps instead, as the checks between two decisions hand a
-stopped disk's load to the floors only (``idle``'s essay). In the
-worked numbers above, the floors capped at their shares of 35.2, 19.2
-and 25.6 IOPS, a release into room a capacity learned high reads that
-grew the burster's minimum of 10 by 10 % took a request a second the
-floors' caps would have had of it. The stored runs of 2026-11 and 12
-released a floorless cap in 155 intervals of overbooked domains
-(scenario plan 5 of seed 173: two minimum caps grew by 10 % each on a
-capacity learned 12 % high, and a guest capped at its share fell from
-94 to 88 % of it); the least guaranteed guest's part of its share went
-from 0.933 in those intervals to 0.881 in the next. Releases that grew
-only floors' caps there did the same (0.923 to 0.881 over 62
-intervals): the rule rests on the shares, and what it changes is who
-the room goes to. Measured on ten overbooked plans with floorless
-guests, two runs each before and with it (doc/scenarios.rst, "A
-floorless cap held on an overbooked domain"): on the four where it held
-a cap three times or more, every share at 95 % in 5 of 8 plan runs
-against 3, mean least share 96.4 against 94.4 %, and the floorless
-guests at 1.06 x their minimum at most against 1.17 (scenario plan 5 of
-seed 173, over the bench's ``FLOORLESS_MAX`` of 1.1); on the six where
-it acted twice or less the runs moved by the bench's noise (5 of 12
-against 8, one plan 80.7 % in a run where it acted once, outside the
-overbooked intervals).
+A floorless disk's cap is held at a release too (step 4,
+``_release``): its share of an overbooked domain is the minimum cap,
+so what its cap grows by, the floors in demand lack, whatever room the
+load reads - a capacity learned high reads room the store does not
+have.  The room goes to the floors' caps instead, as the checks between
+two decisions hand a stopped disk's load to the floors only
+(``idle``'s essay).  In the worked numbers above, with the floors
+capped at their shares of 35.2, 19.2 and 25.6 IOPS, a release into the
+room a capacity learned high reads that grew the burster's minimum of
+10 by 10 % took a request a second from the floors.  The stored runs of
+2026-11 and 12 released a floorless cap in 155 intervals of overbooked
+domains (scenario plan 5 of seed 173: two minimum caps grew by 10 %
+each on a capacity learned 12 % high, and a guest capped at its share
+fell from 94 to 88 % of it); the least guaranteed guest's part of its
+share went from 0.933 in those intervals to 0.881 in the
+next.  Releases that grew only floors' caps there did the same (0.923
+to 0.881 over 62 intervals): the rule rests on the shares, and what it
+changes is who the room goes to.  Measured on ten overbooked plans with
+floorless guests, two runs each before and with it (doc/scenarios.rst,
+"A floorless cap held on an overbooked domain"): on the four where it
+held a cap three times or more, every share at 95 % in 5 of 8 plan
+runs against 3, mean least share 96.4 against 94.4 %, and the
+floorless guests at 1.06 x their minimum at most against 1.17
+(scenario plan 5 of seed 173, over the bench's ``FLOORLESS_MAX`` of
+1.1); on the six where it acted twice or less the runs moved by the
+bench's noise (5 of 12 against 8, one plan 80.7 % in a run where it
+acted once, outside the overbooked intervals).
 
 On an overbooked domain a donor is cut down to its bare share, not to
 5 % over it (``_defended_load``).  The shares add up to the usable
