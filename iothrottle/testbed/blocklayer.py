@@ -159,8 +159,7 @@ def scheduler_offered(name, sys_block='/sys/block', modules_dir=None):
                                        'scheduler')):
         try:
             with open(path) as f:
-                if name in f.read().replace('[', ' ').replace(
-                        ']', ' ').split():
+                if name in (w.strip('[]') for w in f.read().split()):
                     return True
         except OSError:
             continue

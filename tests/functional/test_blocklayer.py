@@ -169,11 +169,14 @@ class TestBlockLayerTestbed(testtools.TestCase):
             tb.stop()
         self._assert_nothing_left(conn)
 
-    def test_the_bfq_peer_weights_the_guests_cgroup(self):
-        # What iothrottle-bench's bfq-weight peer sets through libvirt:
-        # a BFQ weight in the guest's blkio cgroup, with the queue under
-        # BFQ as the peer puts it (peers_libvirt.bfq_weighted): libvirt
-        # writes blkio.bfq.weight, which exists once BFQ is loaded.
+    def _start_with_bfq(self, scheduler):
+        """The testbed and a connection to it, once a switch to BFQ
+        loaded it, with the queue left under ``scheduler``; skipped
+        without a cgroup v1 blkio hierarchy or a kernel BFQ.  libvirt
+        (9.0) writes blkio device settings only where a proportional
+        scheduler's weight files exist, which BFQ adds once loaded
+        ("blkio device weight is valid only for bfq or cfq scheduler",
+        on a kernel built without BFQ, 2026-12-04)."""
         if not os.path.isdir('/sys/fs/cgroup/blkio'):
             self.skipTest('no cgroup v1 blkio hierarchy on this host')
         if not blocklayer.scheduler_offered('bfq'):
@@ -183,6 +186,18 @@ class TestBlockLayerTestbed(testtools.TestCase):
         self.addCleanup(conn.close)
         try:
             tb.blocklayer.set_scheduler('bfq')
+            tb.blocklayer.set_scheduler(scheduler)
+        except Exception:
+            tb.stop()
+            raise
+        return tb, conn
+
+    def test_the_bfq_peer_weights_the_guests_cgroup(self):
+        # What iothrottle-bench's bfq-weight peer sets through libvirt:
+        # a BFQ weight in the guest's blkio cgroup, with the queue under
+        # BFQ as the peer puts it (peers_libvirt.bfq_weighted).
+        tb, conn = self._start_with_bfq('bfq')
+        try:
             peers_libvirt.set_weight(conn, tb.instance_uuid('vm1'), 700)
             self.assertEqual('700', _cgroup_file(tb, 'vm1',
                                                  'blkio.bfq.weight'))
@@ -193,21 +208,9 @@ class TestBlockLayerTestbed(testtools.TestCase):
     def test_the_blk_throttle_peer_holds_the_guest(self):
         # What iothrottle-bench's blk-throttle peer sets through libvirt:
         # limits on the whole disk in the guest's blkio cgroup that hold
-        # the guest's I/O.  libvirt (9.0) refuses blkio device limits
-        # where no proportional scheduler's weight files exist ("blkio
-        # device weight is valid only for bfq or cfq scheduler", on a
-        # kernel built without BFQ, 2026-12-04); a switch to BFQ loads
-        # it and leaves them.
-        if not os.path.isdir('/sys/fs/cgroup/blkio'):
-            self.skipTest('no cgroup v1 blkio hierarchy on this host')
-        if not blocklayer.scheduler_offered('bfq'):
-            self.skipTest('this kernel has no BFQ scheduler')
-        tb = self._start()
-        conn = libvirt.open(tb.uri)
-        self.addCleanup(conn.close)
+        # the guest's I/O.
+        tb, conn = self._start_with_bfq(SCHEDULER)
         try:
-            tb.blocklayer.set_scheduler('bfq')
-            tb.blocklayer.set_scheduler(SCHEDULER)
             uuid = tb.instance_uuid('vm1')
             node = tb.blocklayer.disk_node
             self.assertEqual((tb.blocklayer.loop, False), _disk_of(node))
